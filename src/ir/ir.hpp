@@ -1,0 +1,180 @@
+// src/ir/ir.hpp — layer: ir. The tile IR: typed SSA values, operations from one table
+// (ops.def), blocks and regions for loops and branches, and the kernel function.
+//
+// Ownership: a Function owns its body Block; a Block owns its arguments and its Ops (in order);
+// an Op owns its results and its region Blocks. Values are referenced by plain pointers and
+// never outlive their owner. Each region of an op is a single Block (structured control flow).
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tile/core/dtype.hpp"
+#include "tile/core/error.hpp"
+#include "tile/tl/detail/api.hpp"
+
+namespace tile::detail {
+/// The opaque handle the DSL holds is the IR value itself (see ir::Value).
+struct node {};
+}  // namespace tile::detail
+
+namespace tile::ir {
+
+// ---- types --------------------------------------------------------------------------------------
+/// The type of a value: an element dtype (the pointee for pointers), a pointer flag and a shape
+/// (empty for scalars).
+struct Type {
+  dtype elem = dtype::i32;
+  bool ptr = false;
+  std::vector<std::int64_t> shape;
+
+  bool is_scalar() const { return shape.empty(); }
+  bool is_float() const { return !ptr && tile::is_float(elem); }
+  bool is_int() const { return !ptr && tile::is_int(elem); }
+  std::int64_t numel() const {
+    std::int64_t n = 1;
+    for (auto e : shape) n *= e;
+    return n;
+  }
+  Type scalar() const { return {elem, ptr, {}}; }
+  Type with_shape(std::vector<std::int64_t> s) const { return {elem, ptr, std::move(s)}; }
+  Type with_elem(dtype e) const { return {e, false, shape}; }
+  bool operator==(const Type&) const = default;
+  /// "f32", "ptr<f16>", "i32[16,32]", "ptr<f32>[128]".
+  std::string str() const;
+};
+
+// ---- ops ----------------------------------------------------------------------------------------
+enum class OpKind : std::uint8_t {
+#define TILE_OP(e, text, flags) e,
+#include "ir/ops.def"
+#undef TILE_OP
+};
+namespace opflag {
+constexpr unsigned P = 1, T = 2, R = 4, E = 8, M = 16;
+}
+std::string_view op_name(OpKind k);
+unsigned op_flags(OpKind k);
+inline bool is_pure(OpKind k) { return op_flags(k) & opflag::P; }
+inline bool is_terminator(OpKind k) { return op_flags(k) & opflag::T; }
+inline bool is_elementwise(OpKind k) { return op_flags(k) & opflag::E; }
+
+enum class CmpPred : std::int64_t { eq, ne, lt, le, gt, ge };
+std::string_view pred_name(CmpPred p);
+
+/// Attributes, generic on purpose: each op's meaning of `ints`, `f` and `str` is in ops.def.
+struct Attrs {
+  std::vector<std::int64_t> ints;
+  double f = 0.0;
+  std::string str;
+  bool operator==(const Attrs&) const = default;
+};
+
+struct Op;
+struct Block;
+struct Function;
+
+/// An SSA value: the result of an op or an argument of a block. Derives from the opaque
+/// handle the DSL holds (tile::detail::node).
+struct Value : tile::detail::node {
+  Type type;
+  Op* def = nullptr;        // defining op, or null for a block argument
+  Block* owner = nullptr;   // the block whose argument this is (null for op results)
+  unsigned index = 0;       // result index / argument index
+};
+inline Value* as_value(tile::detail::node* n) { return static_cast<Value*>(n); }
+inline const Value* as_value(const tile::detail::node* n) { return static_cast<const Value*>(n); }
+
+struct Op {
+  OpKind kind;
+  std::vector<Value*> operands;
+  std::vector<std::unique_ptr<Value>> results;
+  std::vector<std::unique_ptr<Block>> regions;
+  Attrs attrs;
+  src_loc loc;
+  Block* parent = nullptr;
+
+  Value* result(unsigned i = 0) const { return results.at(i).get(); }
+  Value* operand(unsigned i) const { return operands.at(i); }
+  Block* region(unsigned i) const { return regions.at(i).get(); }
+};
+
+struct Block {
+  std::vector<std::unique_ptr<Value>> args;
+  std::list<std::unique_ptr<Op>> ops;
+  Op* parent = nullptr;  // the op whose region this is (null for the function body)
+
+  Value* arg(unsigned i) const { return args.at(i).get(); }
+  Value* add_arg(Type t);
+  Op* terminator() const { return ops.empty() ? nullptr : ops.back().get(); }
+};
+
+/// What the launcher promised about a kernel argument when it specialized the kernel.
+struct ArgInfo {
+  std::string name;          // "arg0" … (printed as %arg0)
+  std::int64_t divisibility = 1;  // the value (pointer address or integer) is a multiple of this
+};
+
+struct Function {
+  std::string name;
+  Block body;                // args = the kernel's runtime arguments; ends with `return`
+  std::vector<ArgInfo> arg_info;
+  src_loc loc;               // where the kernel was launched from (for messages)
+};
+
+// ---- building -----------------------------------------------------------------------------------
+/// Creates ops at an insertion point (the end of a block, or before an op).
+class Builder {
+ public:
+  explicit Builder(Block* b) : block_(b), at_(b->ops.end()) {}
+  Builder(Block* b, std::list<std::unique_ptr<Op>>::iterator at) : block_(b), at_(at) {}
+
+  Op* create(OpKind k, std::vector<Value*> operands, std::vector<Type> result_types,
+             Attrs attrs = {}, src_loc loc = {}, unsigned num_regions = 0);
+  Value* constant_int(const Type& t, std::int64_t v, src_loc loc = {});
+  Value* constant_float(const Type& t, double v, src_loc loc = {});
+
+  Block* block() const { return block_; }
+  void set_insertion_end(Block* b) {
+    block_ = b;
+    at_ = b->ops.end();
+  }
+  void set_insertion_before(Op* op);
+
+ private:
+  Block* block_;
+  std::list<std::unique_ptr<Op>>::iterator at_;
+};
+
+// ---- utilities ----------------------------------------------------------------------------------
+/// Visit every op, pre-order, nested regions included.
+template <class F>
+void walk(Block& b, F&& f) {
+  for (auto& op : b.ops) {
+    f(*op);
+    for (auto& r : op->regions) walk(*r, f);
+  }
+}
+/// Replace every use of `from` inside `b` (nested regions included) with `to`.
+void replace_all_uses(Block& b, Value* from, Value* to);
+/// Erase `op` from its block. Its results must be unused.
+void erase(Op* op);
+/// Deep copy (for tests and for passes that need a pristine copy).
+std::unique_ptr<Function> clone(const Function& f);
+
+// ---- the services every layer uses -------------------------------------------------------------
+/// Textual form, deterministic (value numbering in order of definition). Locations are printed
+/// as trailing `loc("file":line)` when `with_locations`.
+std::string print(const Function& f, bool with_locations = true);
+/// Verify structural and type invariants; throws tile::error naming the offending op's source
+/// location and the broken rule. `stage` names the pass that ran last (for messages).
+void verify(const Function& f, std::string_view stage = "trace");
+/// A 64-bit structural hash: equal for functions that print equally without locations (except
+/// that assert messages, which carry the user's location, count).
+std::uint64_t structural_hash(const Function& f);
+
+}  // namespace tile::ir

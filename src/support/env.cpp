@@ -1,0 +1,58 @@
+// src/support/env.cpp — layer: support. The declarations of every environment switch.
+#include "support/env.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace tile::env {
+
+const std::vector<Switch>& all() {
+  static const std::vector<Switch> switches = {
+      {"TILE_BACKEND", "", cache_effect::part_of_key,
+       "backend for tile::device::best(): interpreter (later also cpu, cuda, hip, null)"},
+      {"TILE_DUMP_IR", "0", cache_effect::forces_recompile,
+       "print the tile IR after tracing and after every pass (to stderr)"},
+      {"TILE_VERIFY", "1", cache_effect::none, "run the IR verifier after every pass"},
+      {"TILE_TIME_PASSES", "0", cache_effect::forces_recompile, "print a per-pass timing table"},
+      {"TILE_INTERPRETER_THREADS", "0", cache_effect::none,
+       "threads the interpreter runs program instances on (0: all cores)"},
+      {"TILE_DUMP_DIR", "", cache_effect::forces_recompile,
+       "write each compiled kernel's IR and code under this directory"},
+      {"TILE_CACHE_DIR", "", cache_effect::none, "on-disk compile cache directory"},
+      {"TILE_CACHE", "1", cache_effect::none, "0 disables the compile caches"},
+      {"TILE_TARGET", "", cache_effect::part_of_key, "target for the null backend (sm_80, sm_90a)"},
+      {"TILE_PROFILE", "", cache_effect::none, "profile the whole program, write results here"},
+  };
+  return switches;
+}
+
+static const Switch& find(std::string_view name) {
+  for (auto& s : all())
+    if (s.name == name) return s;
+  throw std::logic_error("undeclared environment switch " + std::string(name));
+}
+
+std::string get(std::string_view name) {
+  const Switch& s = find(name);
+  const char* v = std::getenv(std::string(name).c_str());
+  return v ? std::string(v) : std::string(s.default_value);
+}
+
+bool enabled(std::string_view name) {
+  std::string v = get(name);
+  return !(v.empty() || v == "0" || v == "false" || v == "off" || v == "no");
+}
+
+std::string describe() {
+  std::string out;
+  for (auto& s : all()) {
+    out += std::string(s.name) + " (default '" + std::string(s.default_value) + "'";
+    out += s.effect == cache_effect::part_of_key        ? ", part of the cache key"
+           : s.effect == cache_effect::forces_recompile ? ", forces a fresh compile"
+                                                        : "";
+    out += "): " + std::string(s.doc) + "\n";
+  }
+  return out;
+}
+
+}  // namespace tile::env
