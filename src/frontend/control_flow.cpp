@@ -1,1 +1,271 @@
-// stub: being written
+// src/frontend/control_flow.cpp — layer: frontend. Runtime loops and branches.
+//
+// Loop-carried tiles are found without asking the user to list them. Every live tl::tensor that
+// holds a value when the loop starts becomes a candidate: it enters the loop region as a block
+// argument, and the body is traced once with the tensor objects pointing at those arguments.
+// After the body, a candidate whose object still holds its own argument was not reassigned: its
+// argument is replaced by the outer value and dropped. What remains is exactly the set of tiles
+// the body reassigned; they are carried, and after the loop the tensor objects hold the loop's
+// results. `if_` works the same way with the values each branch leaves in the objects.
+#include <algorithm>
+
+#include "frontend/trace.hpp"
+
+namespace tile::detail {
+
+using frontend::InsertionGuard;
+using frontend::live_tensors;
+using frontend::Trace;
+using frontend::V;
+using ir::OpKind;
+using ir::Type;
+using ir::Value;
+
+namespace {
+node*& slot(tl::tensor* t) { return tensor_access::value(*t); }
+
+std::string where(const Value* v) {
+  if (v->def && v->def->loc.known()) {
+    std::string f = v->def->loc.file;
+    auto s = f.find_last_of('/');
+    return " (assigned at " + (s == std::string::npos ? f : f.substr(s + 1)) + ":" + std::to_string(v->def->loc.line) + ")";
+  }
+  return "";
+}
+
+Value* bound(const operand_data& o, src_loc loc, const char* what) {
+  Type i32{dtype::i32, false, {}};
+  Value* v = frontend::materialize(o, frontend::value_type(o) ? nullptr : &i32, loc);
+  if (v->type.ptr || !v->type.is_int() || !v->type.is_scalar() || v->type.elem == dtype::i1)
+    Trace::current(loc).fail(std::string("tl::for_range: the ") + what + " must be an integer scalar, got " + v->type.str(), loc);
+  return v;
+}
+
+void add_result(ir::Op* op, Type t) {
+  auto v = std::make_unique<Value>();
+  v->type = std::move(t);
+  v->def = op;
+  v->index = static_cast<unsigned>(op->results.size());
+  op->results.push_back(std::move(v));
+}
+
+/// Drop the carried values whose `keep` is false: their region arguments (at `arg_offset` in
+/// each region) are replaced by the initial value, and their operand (at `operand_offset`),
+/// result and yield operand are removed.
+void prune(ir::Op* op, const std::vector<bool>& keep, unsigned operand_offset, unsigned arg_offset,
+           const std::vector<ir::Block*>& yielding) {
+  std::size_t n = keep.size();
+  std::vector<Value*> inits(op->operands.begin() + operand_offset, op->operands.end());
+  for (auto& region : op->regions)
+    for (std::size_t i = 0; i < n; ++i)
+      if (!keep[i]) ir::replace_all_uses(*region, region->arg(static_cast<unsigned>(arg_offset + i)), inits[i]);
+  for (auto& region : op->regions) {
+    std::vector<std::unique_ptr<Value>> args;
+    for (std::size_t i = 0; i < region->args.size(); ++i)
+      if (i < arg_offset || keep[i - arg_offset]) args.push_back(std::move(region->args[i]));
+    region->args = std::move(args);
+    for (std::size_t i = 0; i < region->args.size(); ++i) region->args[i]->index = static_cast<unsigned>(i);
+  }
+  for (ir::Block* b : yielding) {
+    ir::Op* y = b->terminator();
+    std::vector<Value*> ops;
+    for (std::size_t i = 0; i < n; ++i)
+      if (keep[i]) ops.push_back(y->operands[i]);
+    y->operands = std::move(ops);
+  }
+  std::vector<Value*> operands(op->operands.begin(), op->operands.begin() + operand_offset);
+  std::vector<std::unique_ptr<Value>> results;
+  for (std::size_t i = 0; i < n; ++i)
+    if (keep[i]) {
+      operands.push_back(inits[i]);
+      results.push_back(std::move(op->results[i]));
+    }
+  op->operands = std::move(operands);
+  op->results = std::move(results);
+  for (std::size_t i = 0; i < op->results.size(); ++i) op->results[i]->index = static_cast<unsigned>(i);
+}
+
+/// Tensors that had no value before a region and got one inside it: the value belongs to the
+/// region, so after it they hold nothing again.
+void reset_undefined(const std::vector<tl::tensor*>& before_undefined) {
+  for (tl::tensor* t : before_undefined) slot(t) = nullptr;
+}
+
+std::vector<tl::tensor*> undefined_tensors() {
+  std::vector<tl::tensor*> out;
+  for (tl::tensor* t : live_tensors(true))
+    if (!t->defined()) out.push_back(t);
+  return out;
+}
+}  // namespace
+
+void for_range(const operand_data& lo, const operand_data& hi, const operand_data& step,
+               const std::function<void(node* iv)>& body, src_loc loc) {
+  auto& tr = Trace::current(loc);
+  auto& b = tr.builder();
+  Value* vlo = bound(lo, loc, "lower bound");
+  Value* vhi = bound(hi, loc, "upper bound");
+  Value* vstep = bound(step, loc, "step");
+  dtype t = frontend::promote(frontend::promote(vlo->type.elem, vhi->type.elem), vstep->type.elem);
+  vlo = frontend::convert(vlo, t, loc);
+  vhi = frontend::convert(vhi, t, loc);
+  vstep = frontend::convert(vstep, t, loc);
+
+  std::vector<tl::tensor*> cands = live_tensors();
+  std::vector<tl::tensor*> undefined = undefined_tensors();
+  std::vector<Value*> operands{vlo, vhi, vstep};
+  std::vector<Type> types;
+  for (tl::tensor* c : cands) {
+    operands.push_back(V(slot(c)));
+    types.push_back(V(slot(c))->type);
+  }
+  ir::Op* op = b.create(OpKind::for_, operands, types, {}, loc, 1);
+  ir::Block* blk = op->region(0);
+  Value* iv = blk->add_arg(Type{t, false, {}});
+  for (tl::tensor* c : cands) slot(c) = blk->add_arg(V(slot(c))->type);
+  std::vector<bool> keep(cands.size());
+  {
+    InsertionGuard guard(b);
+    b.set_insertion_end(blk);
+    body(iv);
+    std::vector<Value*> yields;
+    for (std::size_t i = 0; i < cands.size(); ++i) {
+      Value* arg = blk->arg(static_cast<unsigned>(i + 1));
+      Value* now = V(slot(cands[i]));
+      if (!now) tr.fail("tl::for_range: a tile carried through the loop was reset to no value in its body", loc);
+      if (now->type != arg->type)
+        tr.fail("tl::for_range: a tile carried through the loop changes type from " + arg->type.str() + " to " +
+                    now->type.str() + where(now) + "; a loop-carried tile keeps its shape and dtype", loc);
+      keep[i] = now != arg;
+      yields.push_back(now);
+    }
+    b.create(OpKind::yield, yields, {}, {}, loc);
+  }
+  prune(op, keep, 3, 1, {blk});
+  for (std::size_t i = 0, j = 0; i < cands.size(); ++i)
+    slot(cands[i]) = keep[i] ? op->result(static_cast<unsigned>(j++)) : operands[3 + i];
+  reset_undefined(undefined);
+}
+
+void while_loop(const std::function<node*()>& cond, const std::function<void()>& body, src_loc loc) {
+  auto& tr = Trace::current(loc);
+  auto& b = tr.builder();
+  std::vector<tl::tensor*> cands = live_tensors();
+  std::vector<tl::tensor*> undefined = undefined_tensors();
+  std::vector<Value*> inits;
+  std::vector<Type> types;
+  for (tl::tensor* c : cands) {
+    inits.push_back(V(slot(c)));
+    types.push_back(V(slot(c))->type);
+  }
+  ir::Op* op = b.create(OpKind::while_, inits, types, {}, loc, 2);
+  ir::Block* cb = op->region(0);
+  ir::Block* bb = op->region(1);
+  std::vector<bool> keep(cands.size());
+  {
+    InsertionGuard guard(b);
+    b.set_insertion_end(cb);
+    for (tl::tensor* c : cands) slot(c) = cb->add_arg(V(slot(c))->type);
+    node* c = cond();
+    for (std::size_t i = 0; i < cands.size(); ++i)
+      if (slot(cands[i]) != cb->arg(static_cast<unsigned>(i)))
+        tr.fail("tl::while_: the condition may not assign tiles (assign them in the body)", loc);
+    if (!c) tr.fail("tl::while_: the condition returned an unassigned tensor", loc);
+    Value* cv = V(c);
+    if (!cv->type.is_scalar() || cv->type.ptr)
+      tr.fail("tl::while_: the condition must be a scalar, got " + cv->type.str(), loc);
+    cv = frontend::to_bool(cv, loc);
+    b.create(OpKind::condition, {cv}, {}, {}, loc);
+
+    b.set_insertion_end(bb);
+    for (std::size_t i = 0; i < cands.size(); ++i) slot(cands[i]) = bb->add_arg(types[i]);
+    body();
+    std::vector<Value*> yields;
+    for (std::size_t i = 0; i < cands.size(); ++i) {
+      Value* arg = bb->arg(static_cast<unsigned>(i));
+      Value* now = V(slot(cands[i]));
+      if (!now) tr.fail("tl::while_: a tile carried through the loop was reset to no value in its body", loc);
+      if (now->type != arg->type)
+        tr.fail("tl::while_: a tile carried through the loop changes type from " + arg->type.str() + " to " +
+                    now->type.str() + where(now) + "; a loop-carried tile keeps its shape and dtype", loc);
+      keep[i] = now != arg;
+      yields.push_back(now);
+    }
+    b.create(OpKind::yield, yields, {}, {}, loc);
+  }
+  prune(op, keep, 0, 0, {bb});
+  for (std::size_t i = 0, j = 0; i < cands.size(); ++i)
+    slot(cands[i]) = keep[i] ? op->result(static_cast<unsigned>(j++)) : inits[i];
+  reset_undefined(undefined);
+}
+
+std::vector<node*> if_then_else(const operand_data& cond, const std::function<std::vector<node*>()>& then_fn,
+                                const std::function<std::vector<node*>()>& else_fn, src_loc loc) {
+  auto& tr = Trace::current(loc);
+  auto& b = tr.builder();
+  Value* c = frontend::materialize(cond, nullptr, loc);
+  if (!c->type.is_scalar() || c->type.ptr)
+    tr.fail("tl::if_: the condition must be a scalar (use tl::where for tiles), got " + c->type.str(), loc);
+  c = frontend::to_bool(c, loc);
+  std::vector<tl::tensor*> all = live_tensors(true);
+  std::vector<node*> before;
+  for (tl::tensor* t : all) before.push_back(slot(t));
+  ir::Op* op = b.create(OpKind::if_, {c}, {}, {}, loc, 2);
+
+  auto trace_branch = [&](ir::Block* blk, const std::function<std::vector<node*>()>& fn,
+                          std::vector<node*>& after) {
+    InsertionGuard guard(b);
+    b.set_insertion_end(blk);
+    std::vector<node*> rets = fn();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      after.push_back(slot(all[i]));
+      slot(all[i]) = before[i];
+    }
+    return rets;
+  };
+  std::vector<node*> then_after, else_after;
+  std::vector<node*> then_rets = trace_branch(op->region(0), then_fn, then_after);
+  std::vector<node*> else_rets = trace_branch(op->region(1), else_fn, else_after);
+
+  std::vector<Value*> then_y, else_y;
+  for (std::size_t i = 0; i < then_rets.size(); ++i) {
+    if (!then_rets[i] || !else_rets[i]) tr.fail("tl::if_: a branch returned an unassigned tensor", loc);
+    Value* tv = V(then_rets[i]);
+    Value* ev = V(else_rets[i]);
+    if (tv->type != ev->type)
+      tr.fail("tl::if_: the branches return different types, " + tv->type.str() + " and " + ev->type.str(), loc);
+    then_y.push_back(tv);
+    else_y.push_back(ev);
+    add_result(op, tv->type);
+  }
+  std::vector<std::pair<tl::tensor*, unsigned>> assigned;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    node* t = then_after[i];
+    node* e = else_after[i];
+    if (t == before[i] && e == before[i]) continue;
+    if (!before[i] && (!t || !e)) continue;  // branch-local: holds nothing after the if
+    Value* tv = V(t ? t : before[i]);
+    Value* ev = V(e ? e : before[i]);
+    if (!t || !e) tr.fail("tl::if_: a tile was reset to no value in one branch", loc);
+    if (tv->type != ev->type)
+      tr.fail("tl::if_: a tile assigned in the branches has type " + tv->type.str() + " in one and " +
+                  ev->type.str() + " in the other" + where(tv == V(before[i] ? before[i] : t) ? ev : tv), loc);
+    then_y.push_back(tv);
+    else_y.push_back(ev);
+    assigned.push_back({all[i], static_cast<unsigned>(op->results.size())});
+    add_result(op, tv->type);
+  }
+  {
+    InsertionGuard guard(b);
+    b.set_insertion_end(op->region(0));
+    b.create(OpKind::yield, then_y, {}, {}, loc);
+    b.set_insertion_end(op->region(1));
+    b.create(OpKind::yield, else_y, {}, {}, loc);
+  }
+  for (auto& [t, r] : assigned) slot(t) = op->result(r);
+  std::vector<node*> out;
+  for (std::size_t i = 0; i < then_rets.size(); ++i) out.push_back(op->result(static_cast<unsigned>(i)));
+  return out;
+}
+
+}  // namespace tile::detail

@@ -1,1 +1,334 @@
-// stub: being written
+// src/runtime/kernel.cpp — layer: runtime. A kernel's life: check a launch against the
+// signature, specialize, trace once per specialization (thread-safe), canonicalize, compile for
+// the device and launch.
+#include <algorithm>
+#include <bit>
+#include <future>
+#include <limits>
+#include <mutex>
+#include <unordered_map>
+
+#include "frontend/trace.hpp"
+#include "runtime/device_impl.hpp"
+#include "tile/runtime/kernel.hpp"
+#include "transforms/pipeline.hpp"
+
+namespace tile {
+
+const detail::meta_value* meta::find(std::string_view n) const {
+  for (auto& v : values_)
+    if (v.name == n) return &v;
+  return nullptr;
+}
+bool meta::has(std::string_view n) const { return find(n) != nullptr; }
+std::int64_t meta::operator[](std::string_view n) const {
+  const auto* v = find(n);
+  if (!v) throw tile::error("grid function: no meta-parameter named '" + std::string(n) + "'", loc_);
+  if (v->k == detail::meta_value::kind::floating)
+    throw tile::error("grid function: meta-parameter '" + std::string(n) + "' is a float; use get_float", loc_);
+  return v->i;
+}
+double meta::get_float(std::string_view n) const {
+  const auto* v = find(n);
+  if (!v) throw tile::error("grid function: no meta-parameter named '" + std::string(n) + "'", loc_);
+  return v->k == detail::meta_value::kind::floating ? v->f : static_cast<double>(v->i);
+}
+
+namespace detail {
+
+namespace {
+struct compiled {
+  std::shared_ptr<ir::Function> fn;
+  std::unique_ptr<drivers::module> mod;
+};
+
+bool int_fits(std::int64_t v, dtype t, bool from_unsigned64) {
+  switch (t) {
+    case dtype::i8: return v >= INT8_MIN && v <= INT8_MAX;
+    case dtype::i16: return v >= INT16_MIN && v <= INT16_MAX;
+    case dtype::i32: return v >= INT32_MIN && v <= INT32_MAX;
+    case dtype::i64: return !from_unsigned64 || v >= 0;
+    case dtype::u8: return v >= 0 && v <= UINT8_MAX;
+    case dtype::u16: return v >= 0 && v <= UINT16_MAX;
+    case dtype::u32: return v >= 0 && v <= UINT32_MAX;
+    case dtype::u64: return true;
+    default: return true;
+  }
+}
+
+std::string param_str(const param_desc& p) {
+  if (p.k == param_desc::kind::pointer) return "tl::ptr<" + std::string(name(p.t)) + ">";
+  return "tl::" + std::string(name(p.t));
+}
+}  // namespace
+
+struct kernel_core::state {
+  std::string name;
+  std::vector<param_desc> params;
+  std::vector<std::string> meta_names;  // owned copies of the meta-parameters' names
+  tracer_fn tracer;
+  src_loc defined_at;
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_future<std::shared_ptr<compiled>>> cache;
+  std::size_t traces = 0;
+
+  /// Validated, specialized launch: metas in parameter order, options apart.
+  struct prepared {
+    std::vector<meta_value> metas;  // in order of the kernel's meta-parameters
+    int num_warps = 4, num_stages = 3;
+    std::shared_ptr<device_impl> dev;
+    std::string key;
+  };
+
+  prepared prepare(std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const;
+  std::shared_ptr<compiled> get(const prepared& p, std::span<const launch_arg> args, src_loc loc);
+  std::shared_ptr<compiled> build(const prepared& p, std::span<const launch_arg> args) const;
+  [[noreturn]] void fail(const std::string& m, src_loc loc) const { throw tile::error(m, loc, name); }
+};
+
+kernel_core::state::prepared kernel_core::state::prepare(std::span<const launch_arg> args,
+                                                         std::span<const meta_value> metas, src_loc loc) const {
+  prepared p;
+  std::size_t runtime = 0;
+  for (auto& q : params) runtime += q.k != param_desc::kind::meta;
+  if (args.size() != runtime)
+    fail("launched with " + std::to_string(args.size()) + " runtime arguments, the kernel takes " +
+             std::to_string(runtime), loc);
+  // arguments against parameters
+  std::size_t r = 0;
+  std::string key;
+  for (auto& q : params) {
+    if (q.k == param_desc::kind::meta) continue;
+    const launch_arg& a = args[r];
+    std::string which = "argument " + std::to_string(r) + " (" + param_str(q) + ")";
+    if (q.k == param_desc::kind::pointer) {
+      if (a.k != launch_arg::kind::pointer)
+        fail(which + " needs a tile::buffer<" + std::string(name(q.t)) + ">, got a number", loc);
+      if (a.t != q.t)
+        fail(which + " needs a buffer of " + std::string(name(q.t)) + ", got a buffer of " + std::string(name(a.t)), loc);
+      if (!a.alloc) fail(which + " is an empty buffer", loc);
+      if (!p.dev) p.dev = a.alloc->dev;
+      else if (p.dev != a.alloc->dev)
+        fail(which + " is on device '" + a.alloc->dev->name() + "', earlier arguments on '" + p.dev->name() + "'", loc);
+      key += (a.addr % 16 == 0) ? 'A' : 'a';
+    } else if (a.k == launch_arg::kind::pointer) {
+      fail(which + " needs a number, got a buffer", loc);
+    } else if (is_float(q.t)) {
+      key += 'f';
+    } else {
+      if (a.k != launch_arg::kind::integer)
+        fail(which + " needs an integer, got a floating-point value", loc);
+      if (!int_fits(a.i, q.t, a.t == dtype::u64))
+        fail(which + ": the value " + std::to_string(a.i) + " does not fit in " + std::string(name(q.t)), loc);
+      key += a.i == 1 ? '1' : (a.i % 16 == 0 ? 'D' : 'i');
+    }
+    ++r;
+  }
+  // meta-parameters against the signature
+  for (auto& m : metas) {
+    bool option = m.name == "num_warps" || m.name == "num_stages" || m.name == "num_ctas";
+    bool known = option || std::find(meta_names.begin(), meta_names.end(), m.name) != meta_names.end();
+    if (!known) {
+      std::string list;
+      for (auto& n : meta_names) list += (list.empty() ? "" : ", ") + n;
+      fail("unknown meta-parameter '" + std::string(m.name) + "' (the kernel's are: " + (list.empty() ? "none" : list) + ")", loc);
+    }
+    if (option) {
+      if (m.k != meta_value::kind::integer || m.i < 1) fail(std::string(m.name) + " must be a positive integer", loc);
+      if (m.name == "num_warps") {
+        if (m.i > 32 || (m.i & (m.i - 1))) fail("num_warps must be a power of two up to 32, got " + std::to_string(m.i), loc);
+        p.num_warps = static_cast<int>(m.i);
+      }
+      if (m.name == "num_stages") p.num_stages = static_cast<int>(m.i);
+    }
+  }
+  for (auto& q : params) {
+    if (q.k != param_desc::kind::meta) continue;
+    const meta_value* found = nullptr;
+    for (auto& m : metas)
+      if (m.name == q.name) {
+        if (found) fail("meta-parameter '" + std::string(q.name) + "' given twice", loc);
+        found = &m;
+      }
+    if (!found) fail("missing meta-parameter '" + std::string(q.name) + "'", loc);
+    meta_value v = *found;
+    if (q.mk == meta_value::kind::integer && v.k != meta_value::kind::integer)
+      fail("meta-parameter '" + std::string(q.name) + "' is an integer, got a " +
+               (v.k == meta_value::kind::boolean ? "bool" : "float"), loc);
+    if (q.mk == meta_value::kind::boolean && v.k != meta_value::kind::boolean)
+      fail("meta-parameter '" + std::string(q.name) + "' is a bool", loc);
+    if (q.mk == meta_value::kind::floating && v.k == meta_value::kind::integer) {
+      v.f = static_cast<double>(v.i);
+      v.k = meta_value::kind::floating;
+    }
+    v.name = q.name;
+    p.metas.push_back(v);
+    key += '|' + std::to_string(v.i) + ':' + std::to_string(std::bit_cast<std::uint64_t>(v.f));
+  }
+  key += "|w" + std::to_string(p.num_warps) + "s" + std::to_string(p.num_stages);
+  if (!p.dev) {
+    try {
+      p.dev = device::best().impl();
+    } catch (const tile::error& e) {
+      fail(e.message(), loc);
+    }
+  }
+  p.key = p.dev->name() + "|" + key;
+  return p;
+}
+
+std::shared_ptr<compiled> kernel_core::state::build(const prepared& p, std::span<const launch_arg> args) const {
+  auto fn = std::make_shared<ir::Function>();
+  fn->name = name;
+  fn->loc = defined_at;
+  std::vector<node*> nodes;
+  {
+    frontend::Trace trace(*fn, name);
+    std::size_t r = 0;
+    for (auto& q : params) {
+      if (q.k == param_desc::kind::meta) continue;
+      const launch_arg& a = args[r];
+      ir::Value* v = fn->body.add_arg(ir::Type{q.t, q.k == param_desc::kind::pointer, {}});
+      ir::ArgInfo info;
+      info.name = "arg" + std::to_string(r);
+      if (q.k == param_desc::kind::pointer && a.addr % 16 == 0) info.divisibility = 16;
+      if (q.k == param_desc::kind::scalar && !is_float(q.t) && a.i % 16 == 0) info.divisibility = 16;
+      fn->arg_info.push_back(info);
+      if (q.k == param_desc::kind::scalar && !is_float(q.t) && a.i == 1)
+        v = trace.builder().constant_int(v->type, 1, defined_at);  // specialized: equal to 1
+      nodes.push_back(v);
+      ++r;
+    }
+    tracer(nodes, p.metas);
+    trace.builder().set_insertion_end(&fn->body);
+    trace.builder().create(ir::OpKind::ret, {}, {}, {}, defined_at);
+  }
+  transforms::canonicalize(*fn, transforms::PassManager::Options::from_env());
+  auto c = std::make_shared<compiled>();
+  c->fn = fn;
+  c->mod = p.dev->compile(fn);
+  return c;
+}
+
+std::shared_ptr<compiled> kernel_core::state::get(const prepared& p, std::span<const launch_arg> args, src_loc loc) {
+  std::promise<std::shared_ptr<compiled>> promise;
+  std::shared_future<std::shared_ptr<compiled>> fut;
+  bool mine = false;
+  {
+    std::lock_guard lock(mu);
+    auto it = cache.find(p.key);
+    if (it != cache.end()) {
+      fut = it->second;
+    } else {
+      fut = promise.get_future().share();
+      cache.emplace(p.key, fut);
+      mine = true;
+      ++traces;
+    }
+  }
+  if (mine) {
+    try {
+      promise.set_value(build(p, args));
+    } catch (const tile::error& e) {
+      {
+        std::lock_guard lock(mu);
+        cache.erase(p.key);  // a failed trace is retried by the next launch
+      }
+      // Errors found while tracing name the user's line in the kernel; others name the launch.
+      auto err = e.where().known() ? e : tile::error(e.message(), loc, name);
+      promise.set_exception(std::make_exception_ptr(err));
+      throw err;
+    } catch (...) {
+      {
+        std::lock_guard lock(mu);
+        cache.erase(p.key);
+      }
+      promise.set_exception(std::current_exception());
+      throw;
+    }
+  }
+  return fut.get();
+}
+
+kernel_core::kernel_core(std::string name, std::vector<param_desc> params, tracer_fn tracer, src_loc defined_at)
+    : s_(std::make_shared<state>()) {
+  s_->name = std::move(name);
+  s_->params = std::move(params);
+  for (auto& p : s_->params)
+    if (p.k == param_desc::kind::meta) s_->meta_names.emplace_back(p.name);
+  // names must outlive the launch: point the descriptors at the owned copies
+  std::size_t m = 0;
+  for (auto& p : s_->params)
+    if (p.k == param_desc::kind::meta) p.name = s_->meta_names[m++];
+  s_->tracer = std::move(tracer);
+  s_->defined_at = defined_at;
+}
+
+const std::string& kernel_core::name() const { return s_->name; }
+
+std::size_t kernel_core::traces() const {
+  std::lock_guard lock(s_->mu);
+  return s_->traces;
+}
+
+std::string kernel_core::ir(std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const {
+  auto p = s_->prepare(args, metas, loc);
+  return ir::print(*s_->get(p, args, loc)->fn);
+}
+
+void kernel_core::launch(const launch_grid& grid, std::span<const launch_arg> args, std::span<const meta_value> metas,
+                         src_loc loc) const {
+  auto p = s_->prepare(args, metas, loc);
+  auto c = s_->get(p, args, loc);
+  grid3 g;
+  {
+    meta m(p.metas, loc);
+    g = grid.fn(m);
+  }
+  const std::int64_t limits[3] = {std::numeric_limits<std::int32_t>::max(), 65535, 65535};
+  const std::int64_t ext[3] = {g.x, g.y, g.z};
+  for (int i = 0; i < 3; ++i)
+    if (ext[i] < 0 || ext[i] > limits[i])
+      s_->fail("grid extent " + std::string(1, "xyz"[i]) + " = " + std::to_string(ext[i]) + " is outside [0, " +
+                   std::to_string(limits[i]) + "]", loc);
+  drivers::launch_config cfg;
+  cfg.grid[0] = static_cast<std::uint32_t>(g.x);
+  cfg.grid[1] = static_cast<std::uint32_t>(g.y);
+  cfg.grid[2] = static_cast<std::uint32_t>(g.z);
+  cfg.num_warps = p.num_warps;
+  cfg.num_stages = p.num_stages;
+  cfg.kernel = s_->name;
+  cfg.where = loc;
+  std::vector<drivers::kernel_arg> kargs;
+  std::size_t r = 0;
+  for (auto& q : s_->params) {
+    if (q.k == param_desc::kind::meta) continue;
+    const launch_arg& a = args[r];
+    drivers::kernel_arg k;
+    k.t = q.t;
+    if (q.k == param_desc::kind::pointer) {
+      k.k = drivers::kernel_arg::kind::pointer;
+      k.addr = a.addr;
+      k.extent_bytes = a.bytes;
+      k.what = "argument " + std::to_string(r) + " (ptr<" + std::string(name(q.t)) + ">, " +
+               std::to_string(a.bytes / static_cast<std::uint64_t>(size_of(q.t))) + " elements)";
+    } else if (is_float(q.t)) {
+      k.k = drivers::kernel_arg::kind::floating;
+      k.f = a.k == launch_arg::kind::floating ? a.f : static_cast<double>(a.i);
+    } else {
+      k.k = drivers::kernel_arg::kind::integer;
+      k.i = a.i;
+    }
+    kargs.push_back(std::move(k));
+    ++r;
+  }
+  try {
+    p.dev->driver().launch(*c->mod, cfg, kargs);
+  } catch (const tile::error& e) {
+    if (e.kernel().empty()) throw tile::error(e.message(), e.where().known() ? e.where() : loc, s_->name);
+    throw;
+  }
+}
+
+}  // namespace detail
+}  // namespace tile

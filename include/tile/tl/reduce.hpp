@@ -6,7 +6,9 @@
 #include <tuple>
 #include <utility>
 
+#include "tile/tl/creation.hpp"
 #include "tile/tl/math.hpp"
+#include "tile/tl/shape.hpp"
 
 namespace tl {
 

@@ -1,0 +1,163 @@
+// tile/runtime/device.hpp — layer: runtime (public). Devices (backends present on this machine)
+// and typed device buffers.
+//
+//   auto dev = tile::device::best();        // honours TILE_BACKEND=interpreter|…
+//   auto x = dev.upload(std::span(host));   // tile::buffer<float>
+//   std::vector<float> back = x.to_host();
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <source_location>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tile/core/dtype.hpp"
+#include "tile/core/error.hpp"
+
+namespace tile {
+
+namespace detail {
+class device_impl;  // a backend's driver and compiler (src/runtime)
+
+/// One allocation of device memory; freed when the last buffer referring to it goes.
+struct allocation {
+  std::shared_ptr<device_impl> dev;
+  std::uint64_t addr = 0;
+  std::size_t bytes = 0;
+  allocation(std::shared_ptr<device_impl> d, std::size_t n);
+  ~allocation();
+  allocation(const allocation&) = delete;
+  allocation& operator=(const allocation&) = delete;
+};
+void copy_to_device(const allocation& a, std::size_t offset, const void* src, std::size_t bytes);
+void copy_to_host(const allocation& a, std::size_t offset, void* dst, std::size_t bytes);
+void fill_bytes(const allocation& a, std::size_t offset, unsigned char value, std::size_t bytes);
+}  // namespace detail
+
+template <class T>
+class buffer;
+template <class T>
+struct buffer_view;
+
+/// Work queue of a device. On the interpreter every operation completes before it returns.
+class stream {
+ public:
+  void synchronize() const;
+  const std::shared_ptr<detail::device_impl>& device_impl() const { return dev_; }
+
+ private:
+  friend class device;
+  explicit stream(std::shared_ptr<detail::device_impl> d) : dev_(std::move(d)) {}
+  std::shared_ptr<detail::device_impl> dev_;
+};
+
+class device {
+ public:
+  /// The best backend present (CUDA, HIP, CPU JIT, interpreter, in that order as they land),
+  /// or the one TILE_BACKEND names.
+  static device best();
+  /// A named backend ("interpreter"); throws tile::error saying why it is unavailable.
+  static device get(std::string_view backend, int index = 0);
+  /// The backends this build knows, each with whether it is present and why not.
+  struct backend_status {
+    std::string name;
+    bool available;
+    std::string reason;
+  };
+  static std::vector<backend_status> backends();
+
+  std::string name() const;     // "interpreter"
+  std::string backend() const;  // "interpreter"
+  void synchronize() const;
+  stream default_stream() const { return stream(impl_); }
+
+  template <class T>
+  buffer<T> alloc(std::size_t n) const {
+    return buffer<T>(std::make_shared<detail::allocation>(impl_, n * sizeof(T)), n);
+  }
+  template <class T>
+  buffer<T> upload(std::span<const T> host) const {
+    buffer<T> b = alloc<T>(host.size());
+    b.copy_from(host);
+    return b;
+  }
+  template <class T>
+  buffer<T> upload(const std::vector<T>& host) const {
+    return upload(std::span<const T>(host));
+  }
+
+  const std::shared_ptr<detail::device_impl>& impl() const { return impl_; }
+  bool operator==(const device& o) const { return impl_ == o.impl_; }
+
+ private:
+  explicit device(std::shared_ptr<detail::device_impl> i) : impl_(std::move(i)) {}
+  std::shared_ptr<detail::device_impl> impl_;
+};
+
+/// Device memory holding `size()` elements of T. Copies share the memory (like a handle).
+template <class T>
+class buffer {
+ public:
+  using element_type = T;
+  buffer() = default;
+  buffer(std::shared_ptr<detail::allocation> a, std::size_t n) : a_(std::move(a)), n_(n) {}
+
+  std::size_t size() const { return n_; }
+  std::size_t bytes() const { return n_ * sizeof(T); }
+  std::uint64_t address() const { return a_ ? a_->addr : 0; }
+  const std::shared_ptr<detail::allocation>& allocation() const { return a_; }
+
+  void copy_from(std::span<const T> host,
+                 std::source_location l = std::source_location::current()) const {
+    if (host.size() != n_)
+      throw tile::error("copy_from: host data has " + std::to_string(host.size()) +
+                            " elements, the buffer " + std::to_string(n_), l);
+    if (n_) detail::copy_to_device(*a_, 0, host.data(), bytes());
+  }
+  void copy_from(const std::vector<T>& host,
+                 std::source_location l = std::source_location::current()) const {
+    copy_from(std::span<const T>(host), l);
+  }
+  std::vector<T> to_host() const {
+    std::vector<T> out(n_);
+    if (n_) detail::copy_to_host(*a_, 0, out.data(), bytes());
+    return out;
+  }
+  void fill_zero() const {
+    if (n_) detail::fill_bytes(*a_, 0, 0, bytes());
+  }
+  /// Elements [offset, offset + count) as a kernel argument (accesses are checked against it).
+  buffer_view<T> view(std::size_t offset, std::size_t count,
+                      std::source_location l = std::source_location::current()) const {
+    if (offset + count > n_)
+      throw tile::error("buffer view [" + std::to_string(offset) + ", " + std::to_string(offset + count) +
+                            ") exceeds the buffer's " + std::to_string(n_) + " elements", l);
+    return {a_, offset, count};
+  }
+
+ private:
+  std::shared_ptr<detail::allocation> a_;
+  std::size_t n_ = 0;
+};
+
+/// A part of a buffer, passed to a kernel as a pointer to its first element.
+template <class T>
+struct buffer_view {
+  using element_type = T;
+  std::shared_ptr<detail::allocation> alloc;
+  std::size_t offset = 0;
+  std::size_t count = 0;
+  std::uint64_t address() const { return alloc->addr + offset * sizeof(T); }
+};
+
+/// Integer ceiling division on the host (grids).
+template <class A, class B>
+constexpr auto cdiv(A a, B b) {
+  return (a + b - 1) / b;
+}
+
+}  // namespace tile

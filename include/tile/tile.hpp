@@ -1,0 +1,19 @@
+// tile/tile.hpp — the umbrella header. `tl::` is what runs inside a kernel; `tile::` is the
+// host side (kernels, devices, buffers).
+#pragma once
+
+#include "tile/core/dtype.hpp"
+#include "tile/core/error.hpp"
+#include "tile/runtime/device.hpp"
+#include "tile/runtime/kernel.hpp"
+#include "tile/tl/control.hpp"
+#include "tile/tl/creation.hpp"
+#include "tile/tl/debug.hpp"
+#include "tile/tl/dot.hpp"
+#include "tile/tl/math.hpp"
+#include "tile/tl/memory.hpp"
+#include "tile/tl/random.hpp"
+#include "tile/tl/reduce.hpp"
+#include "tile/tl/shape.hpp"
+#include "tile/tl/tensor.hpp"
+#include "tile/tl/types.hpp"

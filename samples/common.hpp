@@ -1,0 +1,40 @@
+// samples/common.hpp — shared by the samples: random inputs, error measures and the one-line
+// report every sample ends with.
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <tile/tile.hpp>
+
+namespace sample {
+
+inline std::vector<float> random_floats(std::size_t n, unsigned seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(gen);
+  return v;
+}
+
+template <class A, class B>
+double max_abs_error(const std::vector<A>& got, const std::vector<B>& want) {
+  double m = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    m = std::max(m, std::abs(static_cast<double>(static_cast<float>(got[i])) - static_cast<double>(static_cast<float>(want[i]))));
+  return m;
+}
+
+/// Prints "<name> on <backend>: max error <e> (tolerance <tol>) — OK|FAILED" and returns the
+/// process exit code.
+inline int report(const std::string& name, const tile::device& dev, double err, double tol) {
+  bool ok = err <= tol;
+  std::printf("%s on %s: max error %.3g (tolerance %.3g) — %s\n", name.c_str(), dev.name().c_str(), err, tol,
+              ok ? "OK" : "FAILED");
+  return ok ? 0 : 1;
+}
+
+}  // namespace sample

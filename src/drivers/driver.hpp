@@ -1,0 +1,55 @@
+// src/drivers/driver.hpp — layer: drivers. The one interface every backend's driver implements:
+// device memory, synchronization and launching a compiled module. Drivers depend only on
+// src/support (the interpreter's executor, which reads tile IR, is the documented exception).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "tile/core/dtype.hpp"
+#include "tile/core/error.hpp"
+
+namespace tile::drivers {
+
+/// A kernel compiled for one backend (interpreter program, CPU function, CUDA function…).
+struct module {
+  virtual ~module() = default;
+};
+
+/// A runtime argument as the driver sees it.
+struct kernel_arg {
+  enum class kind : std::uint8_t { pointer, integer, floating };
+  kind k = kind::integer;
+  dtype t = dtype::i32;
+  std::uint64_t addr = 0;
+  std::int64_t i = 0;
+  double f = 0.0;
+  std::uint64_t extent_bytes = 0;  // pointers: bytes the kernel may access from addr
+  std::string what;                // "argument 2 (ptr<f32>, 1000 elements)" for messages
+};
+
+struct launch_config {
+  std::uint32_t grid[3] = {1, 1, 1};
+  int num_warps = 4;
+  int num_stages = 3;
+  std::string kernel;  // the kernel's name, for messages
+  src_loc where;       // the launch's source line
+};
+
+class driver {
+ public:
+  virtual ~driver() = default;
+  virtual std::string name() const = 0;
+  virtual std::uint64_t alloc(std::size_t bytes) = 0;
+  virtual void free(std::uint64_t addr) noexcept = 0;
+  virtual void copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes) = 0;
+  virtual void copy_to_host(void* dst, std::uint64_t src, std::size_t bytes) = 0;
+  virtual void fill(std::uint64_t dst, unsigned char value, std::size_t bytes) = 0;
+  virtual void synchronize() = 0;
+  virtual void launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) = 0;
+};
+
+}  // namespace tile::drivers
