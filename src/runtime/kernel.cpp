@@ -57,8 +57,8 @@ bool int_fits(std::int64_t v, dtype t, bool from_unsigned64) {
 }
 
 std::string param_str(const param_desc& p) {
-  if (p.k == param_desc::kind::pointer) return "tl::ptr<" + std::string(name(p.t)) + ">";
-  return "tl::" + std::string(name(p.t));
+  if (p.k == param_desc::kind::pointer) return "tl::ptr<" + std::string(tile::name(p.t)) + ">";
+  return "tl::" + std::string(tile::name(p.t));
 }
 }  // namespace
 
@@ -103,9 +103,9 @@ kernel_core::state::prepared kernel_core::state::prepare(std::span<const launch_
     std::string which = "argument " + std::to_string(r) + " (" + param_str(q) + ")";
     if (q.k == param_desc::kind::pointer) {
       if (a.k != launch_arg::kind::pointer)
-        fail(which + " needs a tile::buffer<" + std::string(name(q.t)) + ">, got a number", loc);
+        fail(which + " needs a tile::buffer<" + std::string(tile::name(q.t)) + ">, got a number", loc);
       if (a.t != q.t)
-        fail(which + " needs a buffer of " + std::string(name(q.t)) + ", got a buffer of " + std::string(name(a.t)), loc);
+        fail(which + " needs a buffer of " + std::string(tile::name(q.t)) + ", got a buffer of " + std::string(tile::name(a.t)), loc);
       if (!a.alloc) fail(which + " is an empty buffer", loc);
       if (!p.dev) p.dev = a.alloc->dev;
       else if (p.dev != a.alloc->dev)
@@ -119,7 +119,7 @@ kernel_core::state::prepared kernel_core::state::prepare(std::span<const launch_
       if (a.k != launch_arg::kind::integer)
         fail(which + " needs an integer, got a floating-point value", loc);
       if (!int_fits(a.i, q.t, a.t == dtype::u64))
-        fail(which + ": the value " + std::to_string(a.i) + " does not fit in " + std::string(name(q.t)), loc);
+        fail(which + ": the value " + std::to_string(a.i) + " does not fit in " + std::string(tile::name(q.t)), loc);
       key += a.i == 1 ? '1' : (a.i % 16 == 0 ? 'D' : 'i');
     }
     ++r;
@@ -310,7 +310,7 @@ void kernel_core::launch(const launch_grid& grid, std::span<const launch_arg> ar
       k.k = drivers::kernel_arg::kind::pointer;
       k.addr = a.addr;
       k.extent_bytes = a.bytes;
-      k.what = "argument " + std::to_string(r) + " (ptr<" + std::string(name(q.t)) + ">, " +
+      k.what = "argument " + std::to_string(r) + " (ptr<" + std::string(tile::name(q.t)) + ">, " +
                std::to_string(a.bytes / static_cast<std::uint64_t>(size_of(q.t))) + " elements)";
     } else if (is_float(q.t)) {
       k.k = drivers::kernel_arg::kind::floating;
