@@ -1,19 +1,64 @@
-// test/lang/lang_test2.hpp — small helpers for the reduce/dot/random/control/debug tests.
+// test/lang/lang_test2.hpp — small helpers for the reduce/dot/random/control/debug tests
+// (test_reduce.cpp, test_dot.cpp, test_random.cpp, test_control.cpp, test_debug.cpp): the
+// interpreter device, data generators, host arithmetic in a kernel's element type (wrapping
+// integers, f16/bf16 rounded after every op, as the interpreter computes) and a vector
+// comparison that reports the first mismatch as one assertion.
 #pragma once
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <random>
+#include <source_location>
+#include <sstream>
+#include <string>
 #include <tile/tile.hpp>
+#include <type_traits>
 #include <vector>
 
 using namespace tile::literals;
 
 namespace lt2 {
-inline tile::device dev() { return tile::device::get("interpreter"); }
+inline tile::device dev() {
+  static const tile::device d = tile::device::get("interpreter");
+  return d;
+}
 
+/// A size_t index from an int (the tests index host vectors with ints).
+constexpr std::size_t ix(long long i) { return static_cast<std::size_t>(i); }
+
+template <class T>
+inline constexpr bool is_half_like = std::is_same_v<T, tile::half> || std::is_same_v<T, tile::bfloat16>;
+template <class T>
+inline constexpr bool is_fp = is_half_like<T> || std::is_floating_point_v<T>;
+
+/// The value of an element as a double (exact for every element type but 64-bit integers
+/// beyond 2^53, which the tests compare as integers instead).
+template <class T>
+double to_d(T v) {
+  if constexpr (is_half_like<T>)
+    return static_cast<double>(static_cast<float>(v));
+  else
+    return static_cast<double>(v);
+}
+
+/// Printable form of an element (int8 as a number, f16/bf16 as their value).
+template <class T>
+auto show(T v) {
+  if constexpr (is_half_like<T>)
+    return static_cast<float>(v);
+  else if constexpr (std::is_same_v<T, bool>)
+    return static_cast<int>(v);
+  else if constexpr (std::is_integral_v<T> && sizeof(T) < 4)
+    return static_cast<int>(v);
+  else
+    return v;
+}
+
+/// Uniform values in [lo, hi]: integers (wrapping to T), or floats rounded to T.
 template <class T>
 std::vector<T> random_vec(std::size_t n, unsigned seed, double lo = -4, double hi = 4) {
   std::mt19937 g(seed);
@@ -28,6 +73,78 @@ std::vector<T> random_vec(std::size_t n, unsigned seed, double lo = -4, double h
   return v;
 }
 
+/// Integers over T's whole range (every bit pattern equally likely).
+template <class T>
+std::vector<T> random_bits(std::size_t n, unsigned seed) {
+  static_assert(std::is_integral_v<T>);
+  std::mt19937_64 g(seed);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(g());
+  return v;
+}
+
+// ---- host arithmetic in the element type, as the interpreter computes ---------------------------
+template <class T>
+T add(T a, T b) {
+  if constexpr (is_half_like<T>)
+    return T(static_cast<float>(a) + static_cast<float>(b));
+  else if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+  else
+    return a + b;
+}
+template <class T>
+T mul(T a, T b) {
+  if constexpr (is_half_like<T>)
+    return T(static_cast<float>(a) * static_cast<float>(b));
+  else if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+  else
+    return a * b;
+}
+/// a < b on values (f16/bf16 through float).
+template <class T>
+bool less(T a, T b) {
+  if constexpr (is_half_like<T>)
+    return static_cast<float>(a) < static_cast<float>(b);
+  else
+    return a < b;
+}
+
+/// Equality of two elements: integers exactly, floats by value (both NaN counts as equal).
+template <class A, class B>
+bool same(A a, B b) {
+  if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
+    return a == b;
+  } else {
+    double x = to_d(a), y = to_d(b);
+    return x == y || (std::isnan(x) && std::isnan(y));
+  }
+}
+
+/// One assertion for a whole vector: the count of mismatches and the first one, reported at the
+/// caller's line.
+template <class A, class B>
+void check_same(const std::vector<A>& got, const std::vector<B>& want, const std::string& what = "values",
+                std::source_location at = std::source_location::current()) {
+  REQUIRE(got.size() == want.size());
+  std::size_t first = got.size(), bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!same(got[i], want[i])) {
+      if (!bad) first = i;
+      ++bad;
+    }
+  if (bad) {
+    std::ostringstream os;
+    os.precision(17);
+    os << what << ": " << bad << " of " << got.size() << " differ; first at [" << first << "]: got "
+       << show(got[first]) << ", want " << show(want[first]);
+    ADD_FAIL_CHECK_AT(at.file_name(), static_cast<int>(at.line()), os.str());
+  } else {
+    CHECK(bad == 0);
+  }
+}
+
 /// Round an f32 to tf32 (10 mantissa bits, nearest even), as the interpreter does for dot.
 inline float tf32(float f) {
   std::uint32_t u;
@@ -38,4 +155,11 @@ inline float tf32(float f) {
   std::memcpy(&f, &u, 4);
   return f;
 }
+
+/// The correctly rounded f32 product a * b (the double product of two floats is exact), so the
+/// reference does not depend on whether the compiler contracts a * b + c into an fma.
+inline float mul_f32(float a, float b) { return static_cast<float>(static_cast<double>(a) * static_cast<double>(b)); }
+
+/// Whether `text` contains `part` (with the text in the failure message).
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 }  // namespace lt2

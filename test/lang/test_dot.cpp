@@ -1,148 +1,312 @@
-// test/lang/test_dot.cpp — tl::dot against a C++ matrix product: shapes, dtypes, precisions,
-// accumulators, transposed operands, masked edges and the blocked-K loop.
+// test/lang/test_dot.cpp — tl::dot against a C++ matrix product: a representative grid of M, N, K
+// in {16, 32, 64, 128}; f16, bf16, f32 (tf32, tf32x3, ieee), f64 and i8/u8 -> i32 inputs; with and
+// without an accumulator; operands transposed with tl::trans; the blocked matmul with a
+// tl::for_range K loop and masked edges; and the shapes and dtypes dot rejects.
+//
+// Tolerance: none. The interpreter computes out = acc + a @ b with k in order from 0, each
+// product and sum in the accumulator's type (f32 for f16/bf16/f32 inputs, f64 for f64, wrapping
+// i32 for 8-bit integers), f32 inputs rounded to tf32 first under precision::tf32. The host
+// reference does the same in the same order, so results agree bit for bit.
+#include <array>
+#include <tuple>
+
 #include "lang_test2.hpp"
 
 namespace {
+using lt2::ix;
+
 template <class In>
-auto dot_kernel = tile::kernel("dot", [](tl::ptr<In> a, tl::ptr<In> b, tl::ptr<float> c, tl::constexpr_<"M"> M,
+using acc_t = std::conditional_t<std::is_integral_v<In>, std::int32_t, std::conditional_t<std::is_same_v<In, double>, double, float>>;
+
+// c = [c +] a @ b with a [M, K] (stored [K, M] when TRANS_A) and b [K, N] (stored [N, K] when
+// TRANS_B); the stored transposes are loaded as such and turned with tl::trans.
+template <class In>
+auto dot_kernel = tile::kernel("dot", [](tl::ptr<In> a, tl::ptr<In> b, tl::ptr<acc_t<In>> c, tl::constexpr_<"M"> M,
                                          tl::constexpr_<"N"> N, tl::constexpr_<"K"> K, tl::constexpr_<"PREC"> PREC,
-                                         tl::constexpr_<"ACC", bool> ACC, tl::constexpr_<"TRANS_B", bool> TRANS_B) {
+                                         tl::constexpr_<"ACC", bool> ACC, tl::constexpr_<"TRANS_A", bool> TRANS_A,
+                                         tl::constexpr_<"TRANS_B", bool> TRANS_B) {
   using tl::_;
   using tl::newaxis;
   auto m = tl::arange(0, M), n = tl::arange(0, N), k = tl::arange(0, K);
-  auto av = tl::load(a + m(_, newaxis) * K + k(newaxis, _));
-  // b is stored [K, N], or [N, K] and transposed in the kernel
+  auto av = TRANS_A ? tl::trans(tl::load(a + k(_, newaxis) * M + m(newaxis, _))) : tl::load(a + m(_, newaxis) * K + k(newaxis, _));
   auto bv = TRANS_B ? tl::trans(tl::load(b + n(_, newaxis) * K + k(newaxis, _))) : tl::load(b + k(_, newaxis) * N + n(newaxis, _));
-  auto p = static_cast<tl::precision>(PREC.value);
+  CHECK(av.shape() == tl::shape_t{M, K});
+  CHECK(bv.shape() == tl::shape_t{K, N});
+  const auto p = static_cast<tl::precision>(PREC.value);
   auto c_ptrs = c + m(_, newaxis) * N + n(newaxis, _);
   auto res = ACC ? tl::dot(av, bv, tl::load(c_ptrs), p) : tl::dot(av, bv, p);
+  CHECK(res.dtype() == tile::dtype_of<acc_t<In>>);
+  CHECK(res.shape() == tl::shape_t{M, N});
   tl::store(c_ptrs, res);
 });
 
+/// acc + a @ b in the interpreter's order and types (a: [M, K], b: [K, N], row-major).
 template <class In>
-void check_dot(int M, int N, int K, tl::precision p, bool acc, bool trans_b) {
+std::vector<acc_t<In>> ref_dot(const std::vector<In>& a, const std::vector<In>& b, const std::vector<acc_t<In>>& acc,
+                               int M, int N, int K, bool round_tf32) {
+  using Out = acc_t<In>;
+  std::vector<Out> out(ix(M * N));
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      Out s = acc.empty() ? Out(0) : acc[ix(i * N + j)];
+      for (int l = 0; l < K; ++l) {
+        const In x = a[ix(i * K + l)], y = b[ix(l * N + j)];
+        if constexpr (std::is_integral_v<In>) {
+          s = lt2::add(s, lt2::mul(static_cast<Out>(x), static_cast<Out>(y)));
+        } else if constexpr (std::is_same_v<Out, double>) {
+          volatile double p = x * y;  // volatile: no fma contraction of the reference
+          s += p;
+        } else {
+          float fx = static_cast<float>(x), fy = static_cast<float>(y);
+          if (round_tf32) fx = lt2::tf32(fx), fy = lt2::tf32(fy);
+          s += lt2::mul_f32(fx, fy);
+        }
+      }
+      out[ix(i * N + j)] = s;
+    }
+  return out;
+}
+
+template <class T>
+std::vector<T> transpose(const std::vector<T>& x, int rows, int cols) {
+  std::vector<T> t(x.size());
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) t[ix(j * rows + i)] = x[ix(i * cols + j)];
+  return t;
+}
+
+template <class In>
+std::vector<In> operand_data(std::size_t n, unsigned seed) {
+  if constexpr (std::is_same_v<In, std::int8_t>)
+    return lt2::random_vec<In>(n, seed, -128, 127);
+  else if constexpr (std::is_same_v<In, std::uint8_t>)
+    return lt2::random_vec<In>(n, seed, 0, 255);
+  else
+    return lt2::random_vec<In>(n, seed, -1, 1);  // f32/f64: full mantissas, so tf32 rounding shows
+}
+
+template <class In>
+void check_dot(int M, int N, int K, tl::precision p, bool acc, bool trans_a, bool trans_b, unsigned seed) {
+  using Out = acc_t<In>;
   CAPTURE(M);
   CAPTURE(N);
   CAPTURE(K);
   CAPTURE(static_cast<int>(p));
   CAPTURE(acc);
+  CAPTURE(trans_a);
   CAPTURE(trans_b);
-  auto fa = lt2::random_vec<float>(static_cast<std::size_t>(M * K), 1, -1, 1);
-  auto fb = lt2::random_vec<float>(static_cast<std::size_t>(K * N), 2, -1, 1);
-  auto fc = lt2::random_vec<float>(static_cast<std::size_t>(M * N), 3, -1, 1);
-  std::vector<In> ha(fa.begin(), fa.end()), hb(fb.begin(), fb.end());
+  auto ha = operand_data<In>(ix(M * K), seed), hb = operand_data<In>(ix(K * N), seed + 1);
+  std::vector<Out> hc = std::is_integral_v<Out> ? lt2::random_vec<Out>(ix(M * N), seed + 2, -100000, 100000)
+                                                : lt2::random_vec<Out>(ix(M * N), seed + 2, -4, 4);
   auto d = lt2::dev();
-  auto a = d.upload(ha), b = d.upload(hb);
-  auto c = d.upload(fc);
+  auto a = d.upload(trans_a ? transpose(ha, M, K) : ha);
+  auto b = d.upload(trans_b ? transpose(hb, K, N) : hb);
+  auto c = d.upload(hc);
   dot_kernel<In>[{1}](a, b, c, "M"_c = M, "N"_c = N, "K"_c = K, "PREC"_c = static_cast<int>(p), "ACC"_c = acc,
-                      "TRANS_B"_c = trans_b);
-  auto r = c.to_host();
-  bool round_tf32 = std::is_same_v<In, float> && p == tl::precision::tf32;
-  auto in = [&](float v) { return round_tf32 ? lt2::tf32(v) : v; };
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < N; ++j) {
-      float s = acc ? fc[static_cast<std::size_t>(i * N + j)] : 0.0f;
-      for (int k = 0; k < K; ++k) {
-        float av = in(static_cast<float>(ha[static_cast<std::size_t>(i * K + k)]));
-        float bv = in(static_cast<float>(trans_b ? hb[static_cast<std::size_t>(j * K + k)] : hb[static_cast<std::size_t>(k * N + j)]));
-        s += av * bv;
+                      "TRANS_A"_c = trans_a, "TRANS_B"_c = trans_b);
+  const bool round_tf32 = std::is_same_v<In, float> && p == tl::precision::tf32;
+  lt2::check_same(c.to_host(), ref_dot(ha, hb, acc ? hc : std::vector<Out>{}, M, N, K, round_tf32));
+}
+
+const std::array<std::tuple<int, int, int>, 8> shapes = {{{16, 16, 16},
+                                                          {16, 32, 64},
+                                                          {32, 16, 128},
+                                                          {64, 64, 32},
+                                                          {128, 16, 16},
+                                                          {16, 128, 32},
+                                                          {32, 64, 16},
+                                                          {128, 128, 64}}};
+}  // namespace
+
+TEST_CASE("dot: f16 and bf16 inputs accumulate in f32") {
+  unsigned seed = 1;
+  for (auto [M, N, K] : shapes) {
+    check_dot<tile::half>(M, N, K, tl::precision::tf32, false, false, false, seed += 3);
+    check_dot<tile::half>(M, N, K, tl::precision::ieee, true, true, false, seed += 3);
+    check_dot<tile::bfloat16>(M, N, K, tl::precision::tf32, true, false, true, seed += 3);
+    check_dot<tile::bfloat16>(M, N, K, tl::precision::tf32, false, true, true, seed += 3);
+  }
+}
+
+TEST_CASE("dot: f32 inputs under tf32 (rounded), tf32x3 and ieee (exact f32); f64 inputs in f64") {
+  unsigned seed = 50;
+  for (auto [M, N, K] : shapes) {
+    check_dot<float>(M, N, K, tl::precision::tf32, false, false, false, seed += 3);
+    check_dot<float>(M, N, K, tl::precision::tf32, true, true, true, seed += 3);
+    check_dot<float>(M, N, K, tl::precision::ieee, true, false, true, seed += 3);
+    check_dot<float>(M, N, K, tl::precision::tf32x3, false, true, false, seed += 3);
+    check_dot<double>(M, N, K, tl::precision::ieee, true, false, false, seed += 3);
+  }
+}
+
+TEST_CASE("dot: i8 and u8 inputs accumulate in i32") {
+  unsigned seed = 90;
+  for (auto [M, N, K] : shapes) {
+    check_dot<std::int8_t>(M, N, K, tl::precision::tf32, false, false, false, seed += 3);
+    check_dot<std::int8_t>(M, N, K, tl::precision::tf32, true, true, true, seed += 3);
+    check_dot<std::uint8_t>(M, N, K, tl::precision::tf32, true, false, true, seed += 3);
+  }
+}
+
+TEST_CASE("dot: tf32 rounds f32 inputs to 10 mantissa bits, nearest even; ieee and tf32x3 do not") {
+  // a [16, 16] of v times b [16, 16] of ones: every output is the sum of 16 products v * 1
+  auto k = tile::kernel("prec", [](tl::ptr<float> out, tl::f32 v, tl::constexpr_<"PREC"> PREC, tl::constexpr_<"SIDE"> SIDE) {
+    auto vs = tl::full<float>({16, 16}, v);
+    auto ones = tl::full<float>({16, 16}, 1.0f);
+    const auto p = static_cast<tl::precision>(PREC.value);
+    auto c = SIDE == 0 ? tl::dot(vs, ones, p) : tl::dot(ones, vs, p);
+    tl::store(out + tl::arange(0, 16), tl::max(c, 1));
+  });
+  auto d = lt2::dev();
+  auto out = d.alloc<float>(16);
+  const float e11 = 1.0f / 2048;  // 2^-11: half a tf32 ulp at 1
+  struct row {
+    float v, tf32;
+  };
+  const row rows[] = {
+      {1.0f + e11, 1.0f},                            // a tie: to even (down)
+      {1.0f + 3 * e11, 1.0f + 4 * e11},              // a tie: to even (up)
+      {1.0f + 1.5f * e11, 1.0f + 2 * e11},           // above half: up
+      {-(1.0f + 3 * e11), -(1.0f + 4 * e11)},        // negative
+      {3.0f + 0.5f * e11, 3.0f},                     // below half an ulp (2^-9 at 3): down
+  };
+  for (auto [v, t] : rows)
+    for (int side = 0; side < 2; ++side) {
+      CAPTURE(v);
+      CAPTURE(side);
+      k[{1}](out, v, "PREC"_c = static_cast<int>(tl::precision::tf32), "SIDE"_c = side);
+      CHECK(out.to_host()[3] == 16 * t);
+      CHECK(lt2::tf32(v) == t);  // the host helper agrees
+      for (auto p : {tl::precision::ieee, tl::precision::tf32x3}) {
+        k[{1}](out, v, "PREC"_c = static_cast<int>(p), "SIDE"_c = side);
+        CHECK(out.to_host()[3] == 16 * v);
       }
-      // the interpreter accumulates k in order in f32: exact agreement; allow a few ulps for fma contraction
-      CHECK(r[static_cast<std::size_t>(i * N + j)] == doctest::Approx(s).epsilon(1e-5));
     }
+}
+
+TEST_CASE("dot: the accumulator is where the sum starts, and it broadcasts") {
+  // dot(a, b, acc) adds the products to acc one by one; (a @ b) + acc rounds differently
+  auto k = tile::kernel("dot_acc", [](tl::ptr<float> a, tl::ptr<float> b, tl::ptr<float> bias, tl::ptr<float> out) {
+    using tl::_;
+    using tl::newaxis;
+    auto r = tl::arange(0, 16), c = tl::arange(0, 32);
+    auto av = tl::load(a + r(_, newaxis) * 32 + c(newaxis, _));  // [16, 32]
+    auto bv = tl::load(b + c(_, newaxis) * 16 + r(newaxis, _));  // [32, 16]
+    auto row = tl::load(bias + r)(newaxis, _);                  // [1, 16]
+    auto o = r(_, newaxis) * 16 + r(newaxis, _);
+    tl::store(out + o, tl::dot(av, bv, row, tl::precision::ieee));
+    tl::store(out + 256 + o, tl::dot(av, bv, 1000.0f, tl::precision::ieee));
+    tl::store(out + 512 + o, tl::dot(av, bv, tl::precision::ieee) + 1000.0f);
+  });
+  auto ha = lt2::random_vec<float>(512, 3, -1, 1), hb = lt2::random_vec<float>(512, 4, -1, 1);
+  auto hbias = lt2::random_vec<float>(16, 5, -100, 100);
+  auto d = lt2::dev();
+  auto a = d.upload(ha);
+  auto b = d.upload(hb);
+  auto bias = d.upload(hbias);
+  auto out = d.alloc<float>(768);
+  k[{1}](a, b, bias, out);
+  std::vector<float> acc_row(256), acc_k(256, 1000.0f);
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j) acc_row[ix(i * 16 + j)] = hbias[ix(j)];
+  auto r = out.to_host();
+  const auto with_row = ref_dot(ha, hb, acc_row, 16, 16, 32, false);
+  const auto with_k = ref_dot(ha, hb, acc_k, 16, 16, 32, false);
+  auto plain = ref_dot(ha, hb, {}, 16, 16, 32, false);
+  for (auto& v : plain) v += 1000.0f;
+  lt2::check_same(std::vector<float>(r.begin(), r.begin() + 256), with_row, "acc = a broadcast row");
+  lt2::check_same(std::vector<float>(r.begin() + 256, r.begin() + 512), with_k, "acc = a literal");
+  lt2::check_same(std::vector<float>(r.begin() + 512, r.end()), plain, "dot + literal");
+  int differ = 0;  // the two orders of rounding disagree somewhere (else the test above shows nothing)
+  for (std::size_t i = 0; i < 256; ++i) differ += with_k[i] != plain[i];
+  CHECK(differ > 0);
+}
+
+namespace {
+// Triton's tutorial matmul: pointer tiles advanced each K step, loads masked to 0 at the edges,
+// strides as arguments (so b may be a transposed view), f16 or f32 inputs.
+template <class In>
+auto matmul = tile::kernel("matmul", [](tl::ptr<In> a, tl::ptr<In> b, tl::ptr<float> c, tl::i32 M, tl::i32 N, tl::i32 K,
+                                        tl::i32 stride_am, tl::i32 stride_ak, tl::i32 stride_bk, tl::i32 stride_bn,
+                                        tl::constexpr_<"BM"> BM, tl::constexpr_<"BN"> BN, tl::constexpr_<"BK"> BK) {
+  using tl::_;
+  using tl::newaxis;
+  auto pid = tl::program_id(0);
+  auto n_blocks_n = tl::cdiv(N, BN);
+  auto rm = (pid / n_blocks_n) * BM + tl::arange(0, BM);
+  auto rn = (pid % n_blocks_n) * BN + tl::arange(0, BN);
+  auto rk = tl::arange(0, BK);
+  auto a_ptrs = a + rm(_, newaxis) * stride_am + rk(newaxis, _) * stride_ak;
+  auto b_ptrs = b + rk(_, newaxis) * stride_bk + rn(newaxis, _) * stride_bn;
+  auto acc = tl::zeros<float>({BM, BN});
+  tl::for_range(0, tl::cdiv(K, BK), [&](tl::tensor kb) {
+    auto k_left = K - kb * BK;
+    auto av = tl::load(a_ptrs, (rm(_, newaxis) < M) & (rk(newaxis, _) < k_left), 0.0f);
+    auto bv = tl::load(b_ptrs, (rk(_, newaxis) < k_left) & (rn(newaxis, _) < N), 0.0f);
+    acc = tl::dot(av, bv, acc, tl::precision::ieee);
+    a_ptrs += BK * stride_ak;
+    b_ptrs += BK * stride_bk;
+  });
+  tl::store(c + rm(_, newaxis) * N + rn(newaxis, _), acc, (rm(_, newaxis) < M) & (rn(newaxis, _) < N));
+});
+
+template <class In>
+void check_matmul(int M, int N, int K, int BM, int BN, int BK, bool b_transposed, unsigned seed) {
+  CAPTURE(M);
+  CAPTURE(N);
+  CAPTURE(K);
+  CAPTURE(BM);
+  CAPTURE(BN);
+  CAPTURE(BK);
+  CAPTURE(b_transposed);
+  auto ha = lt2::random_vec<In>(ix(M * K), seed, -1, 1), hb = lt2::random_vec<In>(ix(K * N), seed + 1, -1, 1);
+  auto d = lt2::dev();
+  auto a = d.upload(ha);
+  // b as [K, N] (strides N, 1) or stored as [N, K] and read through strides (1, K)
+  auto b = d.upload(b_transposed ? transpose(hb, K, N) : hb);
+  auto c = d.alloc<float>(ix(M * N));  // exactly M * N: a store past the edge would be an error
+  const int sbk = b_transposed ? 1 : N, sbn = b_transposed ? K : 1;
+  const int programs = tile::cdiv(M, BM) * tile::cdiv(N, BN);
+  matmul<In>[{programs}](a, b, c, M, N, K, K, 1, sbk, sbn, "BM"_c = BM, "BN"_c = BN, "BK"_c = BK);
+  // masked lanes add products 0 * x = ±0, which leave a sum unchanged: the plain product
+  lt2::check_same(c.to_host(), ref_dot(ha, hb, {}, M, N, K, false));
 }
 }  // namespace
 
-TEST_CASE("dot shapes and precisions, f16 / bf16 / f32") {
-  for (auto [M, N, K] : {std::tuple{16, 16, 16}, {32, 16, 64}, {16, 128, 32}, {64, 32, 16}, {128, 16, 128}}) {
-    check_dot<tile::half>(M, N, K, tl::precision::tf32, false, false);
-    check_dot<tile::bfloat16>(M, N, K, tl::precision::tf32, true, false);
-    check_dot<float>(M, N, K, tl::precision::tf32, false, false);
-    check_dot<float>(M, N, K, tl::precision::ieee, true, true);
-  }
-  check_dot<tile::half>(32, 32, 32, tl::precision::ieee, true, true);
+TEST_CASE("blocked matmul: for_range over K, pointer tiles advanced, masked edges") {
+  check_matmul<float>(37, 50, 45, 16, 32, 16, false, 7);
+  check_matmul<float>(64, 64, 64, 32, 32, 32, true, 9);      // exact multiples of the blocks
+  check_matmul<tile::half>(100, 33, 70, 32, 16, 32, true, 11);
+  check_matmul<tile::half>(16, 16, 15, 16, 16, 16, false, 13);  // K below one block: one masked step
+  check_matmul<tile::bfloat16>(5, 130, 200, 16, 64, 64, false, 15);
+  check_matmul<float>(20, 20, 0, 16, 16, 16, false, 17);  // K = 0: zero-trip loop, c = 0
 }
 
-TEST_CASE("tf32 and ieee differ on f32 inputs that need more than 10 mantissa bits") {
-  auto k = tile::kernel("prec", [](tl::ptr<float> out, tl::constexpr_<"PREC"> PREC) {
-    auto a = tl::full<float>({16, 16}, 1.0f + 1.0f / 4096);  // needs 12 mantissa bits
-    auto b = tl::full<float>({16, 16}, 1.0f);
-    auto c = tl::dot(a, b, static_cast<tl::precision>(PREC.value));
-    tl::store(out, tl::max(c));
-  });
-  auto d = lt2::dev();
-  auto out = d.alloc<float>(1);
-  k[{1}](out, "PREC"_c = static_cast<int>(tl::precision::ieee));
-  CHECK(out.to_host()[0] == 16.0f + 16.0f / 4096);
-  k[{1}](out, "PREC"_c = static_cast<int>(tl::precision::tf32));
-  CHECK(out.to_host()[0] == 16.0f);
-}
-
-TEST_CASE("int8 dot accumulates in i32") {
-  auto k = tile::kernel("dot_i8", [](tl::ptr<std::int8_t> a, tl::ptr<std::int8_t> b, tl::ptr<std::int32_t> c) {
-    using tl::_;
-    using tl::newaxis;
-    auto r = tl::arange(0, 32);
-    auto av = tl::load(a + r(_, newaxis) * 32 + r(newaxis, _));
-    auto bv = tl::load(b + r(_, newaxis) * 32 + r(newaxis, _));
-    auto res = tl::dot(av, bv);
-    tl::static_assert_(res.dtype() == tile::dtype::i32, "i8 dot gives i32");
-    tl::store(c + r(_, newaxis) * 32 + r(newaxis, _), res);
-  });
-  auto ha = lt2::random_vec<std::int8_t>(1024, 5, -128, 127), hb = lt2::random_vec<std::int8_t>(1024, 6, -128, 127);
-  auto d = lt2::dev();
-  auto a = d.upload(ha), b = d.upload(hb);
-  auto c = d.alloc<std::int32_t>(1024);
-  k[{1}](a, b, c);
-  auto r = c.to_host();
-  for (int i = 0; i < 32; ++i)
-    for (int j = 0; j < 32; ++j) {
-      std::int32_t s = 0;
-      for (int l = 0; l < 32; ++l) s += ha[static_cast<std::size_t>(i * 32 + l)] * hb[static_cast<std::size_t>(l * 32 + j)];
-      CHECK(r[static_cast<std::size_t>(i * 32 + j)] == s);
-    }
-}
-
-TEST_CASE("blocked matmul with a K loop and masked edges") {
-  auto mm = tile::kernel("mm", [](tl::ptr<float> a, tl::ptr<float> b, tl::ptr<float> c, tl::i32 M, tl::i32 N, tl::i32 K,
-                                  tl::constexpr_<"BM"> BM, tl::constexpr_<"BN"> BN, tl::constexpr_<"BK"> BK) {
-    using tl::_;
-    using tl::newaxis;
-    auto rm = tl::program_id(0) * BM + tl::arange(0, BM);
-    auto rn = tl::program_id(1) * BN + tl::arange(0, BN);
-    auto rk = tl::arange(0, BK);
-    auto acc = tl::zeros<float>({BM, BN});
-    tl::for_range(0, K, BK, [&](tl::tensor k0) {
-      auto kk = k0 + rk;
-      auto av = tl::load(a + rm(_, newaxis) * K + kk(newaxis, _), (rm(_, newaxis) < M) & (kk(newaxis, _) < K), 0.0f);
-      auto bv = tl::load(b + kk(_, newaxis) * N + rn(newaxis, _), (kk(_, newaxis) < K) & (rn(newaxis, _) < N), 0.0f);
-      acc = tl::dot(av, bv, acc, tl::precision::ieee);
-    });
-    tl::store(c + rm(_, newaxis) * N + rn(newaxis, _), acc, (rm(_, newaxis) < M) & (rn(newaxis, _) < N));
-  });
-  const int M = 37, N = 50, K = 45;
-  auto ha = lt2::random_vec<float>(M * K, 7, -1, 1), hb = lt2::random_vec<float>(K * N, 8, -1, 1);
-  auto d = lt2::dev();
-  auto a = d.upload(ha), b = d.upload(hb);
-  auto c = d.alloc<float>(M * N);
-  mm[{tile::cdiv(M, 16), tile::cdiv(N, 32)}](a, b, c, M, N, K, "BM"_c = 16, "BN"_c = 32, "BK"_c = 16);
-  auto r = c.to_host();
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < N; ++j) {
-      float s = 0;
-      for (int l = 0; l < K; ++l) s += ha[static_cast<std::size_t>(i * K + l)] * hb[static_cast<std::size_t>(l * N + j)];
-      CHECK(r[static_cast<std::size_t>(i * N + j)] == doctest::Approx(s).epsilon(1e-5));
-    }
-}
-
-TEST_CASE("dot rejects small and mismatched shapes") {
-  auto k = tile::kernel("dot_bad", [](tl::ptr<float> out, tl::constexpr_<"K"> K) {
-    auto a = tl::zeros<float>({16, K}), b = tl::zeros<float>({32, 16});
-    tl::store(out, tl::sum(tl::dot(a, b)));
+TEST_CASE("dot rejects M, N or K below 16, mismatched inner dimensions and bad dtypes") {
+  // CASE 0 is valid; each other case breaks one rule and fails to trace
+  auto k = tile::kernel("dot_bad", [](tl::ptr<float> out, tl::constexpr_<"CASE"> CASE) {
+    const std::int64_t c = CASE;
+    std::int64_t m = 16, ka = 16, kb = 16, n = 16;
+    if (c == 1) m = 8;             // M < 16
+    if (c == 2) n = 8;             // N < 16
+    if (c == 3) ka = kb = 8;       // K < 16
+    if (c == 4) ka = 32;           // inner dimensions differ
+    if (c == 5) m = ka = kb = n = 4;
+    tl::tensor a = tl::zeros<float>({m, ka}), b = tl::zeros<float>({kb, n}), acc;
+    if (c == 6) b = tl::zeros<tile::half>({kb, n});         // dtypes differ
+    if (c == 7) a = tl::zeros<std::int32_t>({m, ka}), b = tl::zeros<std::int32_t>({kb, n});  // i32 inputs
+    if (c == 8) acc = tl::zeros<tile::half>({m, n});        // accumulator not f32
+    if (c == 9) acc = tl::zeros<float>({32, n});            // accumulator of another shape
+    if (c == 10) a = tl::zeros<float>({16}), b = tl::zeros<float>({16});  // 1-D
+    if (c == 11) a = tl::zeros<std::int8_t>({m, ka}), b = tl::zeros<std::int8_t>({kb, n}), acc = tl::zeros<float>({m, n});
+    auto r = acc.defined() ? tl::dot(a, b, acc) : tl::dot(a, b);
+    tl::store(out, tl::cast<float>(tl::sum(r)));
   });
   auto out = lt2::dev().alloc<float>(1);
-  CHECK_THROWS_AS(k[{1}](out, "K"_c = 16), tile::error);
-  CHECK_THROWS_AS(k[{1}](out, "K"_c = 8), tile::error);
-  k[{1}](out, "K"_c = 32);
+  k[{1}](out, "CASE"_c = 0);
   CHECK(out.to_host()[0] == 0.0f);
+  for (int c = 1; c <= 11; ++c) {
+    CAPTURE(c);
+    CHECK_THROWS_AS(k[{1}](out, "CASE"_c = c), tile::error);
+  }
 }

@@ -1,3 +1,3 @@
 // expect: missing meta-parameter
 #include "common.hpp"
-void f(tile::buffer<float>& a) { copy[{1}](a, a, 16); }
+void f(const tile::buffer<float>& a) { copy[{1}](a, a, 16); }

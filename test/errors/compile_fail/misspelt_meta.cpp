@@ -1,3 +1,3 @@
 // expect: unknown meta-parameter
 #include "common.hpp"
-void f(tile::buffer<float>& a) { copy[{1}](a, a, 16, "BLCK"_c = 16); }
+void f(const tile::buffer<float>& a) { copy[{1}](a, a, 16, "BLCK"_c = 16); }

@@ -1,3 +1,3 @@
 // expect: wrong number of runtime arguments
 #include "common.hpp"
-void f(tile::buffer<float>& a) { copy[{1}](a, a, "BLOCK"_c = 16); }
+void f(const tile::buffer<float>& a) { copy[{1}](a, a, "BLOCK"_c = 16); }

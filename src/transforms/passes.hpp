@@ -1,0 +1,53 @@
+// src/transforms/passes.hpp — layer: transforms. The factories of the canonicalization passes,
+// one pass a file. Each entry says what the pass does, what it expects and guarantees, and why
+// it exists. None of them logs, verifies or times itself: the PassManager does that.
+#pragma once
+
+#include <memory>
+
+#include "transforms/pass_manager.hpp"
+
+namespace tile::transforms {
+
+/// constant_fold (constant_fold.cpp): evaluates at compile time what the interpreter would
+/// compute at run time, with exactly its semantics.
+///  - Folds ops whose operands are all constants (a `constant` of tile type is a splat): integer
+///    and i1 add/sub/mul/div/rem/and/or/xor/shl/shr/minimum/maximum/neg/not/cmp, casts and
+///    bitcasts between integers, int<->f32/f64 and f32<->f64 casts, and f32/f64 add/sub/mul/div/
+///    neg/cmp. Integers wrap at their width; division or remainder by zero gives 0; INT_MIN / -1
+///    wraps; shifts by >= width give 0 (or -1 for an arithmetic shift of a negative value);
+///    float->int casts truncate, NaN gives 0 and out-of-range values saturate.
+///  - splat, broadcast, reshape, expand_dims and permute of a constant become a constant of the
+///    result type.
+///  - Integer identities: x+0, 0+x, x-0, x*1, 1*x, x|0, x^0, x<<0, x>>0 -> x; x*0, x&0 -> 0;
+///    select with a constant condition picks a side (and select(c, x, x) -> x).
+///  - Never folds f16/bf16 arithmetic or casts (rounding subtleties), float minimum/maximum/rem,
+///    math functions, umulhi, shifts by a negative amount (their meaning is not pinned down) or
+///    anything with side effects.
+/// Before: verified IR. After: verified IR in which folded results are unused (uses point at new
+/// constants inserted before the folded op, or at an existing value); the dead ops are left for
+/// dce. Why: the frontend emits literals as splats and traces meta-parameters as constants;
+/// folding them exposes constant offsets and masks to the analyses (axis info, coalescing).
+std::unique_ptr<Pass> make_constant_fold();
+
+/// cse (cse.cpp): common-subexpression elimination of pure ops without regions (same kind,
+/// operands, attrs — floats compared bit for bit — and result types). Scoped: an op may reuse
+/// an equivalent op that precedes it in its block or in an enclosing block; a value defined in a
+/// region is never reused outside it. Combine regions of reduce/scan are treated as isolated
+/// (they neither reuse outer values nor are reused), so they stay self-contained functions of
+/// their arguments for lowering.
+/// Before: verified IR. After: verified IR without the duplicates (they are erased). Why: tracing
+/// repeats index arithmetic (program_id, arange, offsets) and constants; one copy of each is what
+/// the axis analysis and code generation should see.
+std::unique_ptr<Pass> make_cse();
+
+/// dce (dce.cpp): removes pure ops none of whose results are used, to a fixed point; also removes
+/// for/while/if/reduce/scan ops whose results are unused and whose regions contain no op that
+/// touches memory, prints or asserts (no M-flag op). M ops (loads included) are never removed, nor
+/// are terminators. A side-effect-free while is assumed to terminate.
+/// Before: verified IR. After: verified IR with no dead pure op. Why: folding and cse leave dead
+/// ops behind, and tracing creates values the kernel never uses; removing them keeps later
+/// analyses and the generated code small.
+std::unique_ptr<Pass> make_dce();
+
+}  // namespace tile::transforms
