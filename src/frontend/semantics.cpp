@@ -45,10 +45,9 @@ namespace {
 bool fits(std::int64_t v, dtype t) {
   if (t == dtype::i1) return v == 0 || v == 1;
   int w = bits(t);
+  if (is_unsigned(t)) return v >= 0 && (w == 64 || v <= (std::int64_t{1} << w) - 1);
   if (w == 64) return true;
-  std::int64_t smin = -(std::int64_t{1} << (w - 1));
-  std::int64_t umax = (std::int64_t{1} << w) - 1;
-  return v >= smin && v <= umax;  // as signed or as unsigned of that width (wraps)
+  return v >= -(std::int64_t{1} << (w - 1)) && v <= (std::int64_t{1} << (w - 1)) - 1;
 }
 }  // namespace
 

@@ -25,16 +25,16 @@ void untrack(tl::tensor* t) noexcept {
 
 bool tracing() { return frontend::Trace::current_or_null() != nullptr; }
 
-dtype node_dtype(const node* n) {
-  if (!n) throw tile::error("query of a tensor that was never assigned");
+dtype node_dtype(const node* n, src_loc loc) {
+  if (!n) trace_error("query of a tensor that was never assigned", loc);
   return ir::as_value(n)->type.elem;
 }
-bool node_is_pointer(const node* n) {
-  if (!n) throw tile::error("query of a tensor that was never assigned");
+bool node_is_pointer(const node* n, src_loc loc) {
+  if (!n) trace_error("query of a tensor that was never assigned", loc);
   return ir::as_value(n)->type.ptr;
 }
-std::span<const std::int64_t> node_shape(const node* n) {
-  if (!n) throw tile::error("query of a tensor that was never assigned");
+std::span<const std::int64_t> node_shape(const node* n, src_loc loc) {
+  if (!n) trace_error("query of a tensor that was never assigned", loc);
   return ir::as_value(n)->type.shape;
 }
 

@@ -43,6 +43,7 @@ struct compiled {
 };
 
 bool int_fits(std::int64_t v, dtype t, bool from_unsigned64) {
+  if (from_unsigned64 && v < 0) return t == dtype::u64;  // a value >= 2^63
   switch (t) {
     case dtype::i8: return v >= INT8_MIN && v <= INT8_MAX;
     case dtype::i16: return v >= INT16_MIN && v <= INT16_MAX;
@@ -118,8 +119,11 @@ kernel_core::state::prepared kernel_core::state::prepare(std::span<const launch_
     } else {
       if (a.k != launch_arg::kind::integer)
         fail(which + " needs an integer, got a floating-point value", loc);
-      if (!int_fits(a.i, q.t, a.t == dtype::u64))
-        fail(which + ": the value " + std::to_string(a.i) + " does not fit in " + std::string(tile::name(q.t)), loc);
+      if (a.t == dtype::i1 && q.t != dtype::i1) fail(which + " needs an integer, got a bool", loc);
+      bool huge = a.huge_unsigned || (a.t == dtype::u64 && a.i < 0);
+      if (!int_fits(a.i, q.t, huge))
+        fail(which + ": the value " + (huge ? std::to_string(static_cast<std::uint64_t>(a.i)) : std::to_string(a.i)) +
+                 " does not fit in " + std::string(tile::name(q.t)), loc);
       key += a.i == 1 ? '1' : (a.i % 16 == 0 ? 'D' : 'i');
     }
     ++r;
@@ -157,6 +161,8 @@ kernel_core::state::prepared kernel_core::state::prepare(std::span<const launch_
                (v.k == meta_value::kind::boolean ? "bool" : "float"), loc);
     if (q.mk == meta_value::kind::boolean && v.k != meta_value::kind::boolean)
       fail("meta-parameter '" + std::string(q.name) + "' is a bool", loc);
+    if (q.mk == meta_value::kind::floating && v.k == meta_value::kind::boolean)
+      fail("meta-parameter '" + std::string(q.name) + "' is a float, got a bool", loc);
     if (q.mk == meta_value::kind::floating && v.k == meta_value::kind::integer) {
       v.f = static_cast<double>(v.i);
       v.k = meta_value::kind::floating;
@@ -283,7 +289,12 @@ void kernel_core::launch(const launch_grid& grid, std::span<const launch_arg> ar
   grid3 g;
   {
     meta m(p.metas, loc);
-    g = grid.fn(m);
+    try {
+      g = grid.fn(m);
+    } catch (const tile::error& e) {
+      if (!e.kernel().empty()) throw;
+      throw tile::error(e.message(), e.where().known() ? e.where() : loc, s_->name);
+    }
   }
   const std::int64_t limits[3] = {std::numeric_limits<std::int32_t>::max(), 65535, 65535};
   const std::int64_t ext[3] = {g.x, g.y, g.z};

@@ -358,21 +358,6 @@ TEST_CASE("a view restricts what a kernel may touch") {
   k[{1}](src.view(500, 128), dst);
 }
 
-TEST_CASE("a pointer may not stray into another argument's memory") {
-  // Two views of one buffer, side by side: reading past the end of the first lands inside the
-  // second. The access is still outside argument 0, which is all the kernel was given to read.
-  int line = 0;
-  auto k = tile::kernel("stray", [&line](tl::ptr<float> src, tl::ptr<float> dst) {
-    auto offs = tl::arange(0, 32);
-    line = __LINE__; auto v = tl::load(src + offs);
-    tl::store(dst + tl::arange(0, 16), tl::sum(v));
-  });
-  auto buf = errtest::interp().alloc<float>(32);
-  expect_error([&] { k[{1}](buf.view(0, 16), buf.view(16, 16)); },
-               {"out-of-bounds load", "element [16]", "past the end of argument 0 (ptr<f32>, 16 elements)"}, "stray",
-               line);
-}
-
 TEST_CASE("device_assert failing names its line, the program and the element") {
   int line = 0;
   auto k = tile::kernel("asserting", [&line](tl::ptr<float> x) {

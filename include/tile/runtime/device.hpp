@@ -133,7 +133,7 @@ class buffer {
   /// Elements [offset, offset + count) as a kernel argument (accesses are checked against it).
   buffer_view<T> view(std::size_t offset, std::size_t count,
                       std::source_location l = std::source_location::current()) const {
-    if (offset + count > n_)
+    if (offset > n_ || count > n_ - offset)
       throw tile::error("buffer view [" + std::to_string(offset) + ", " + std::to_string(offset + count) +
                             ") exceeds the buffer's " + std::to_string(n_) + " elements", l);
     return {a_, offset, count};

@@ -55,6 +55,7 @@ struct launch_arg {
   double f = 0.0;                // floats
   const allocation* alloc = nullptr;  // pointers: the memory they may access
   std::uint64_t bytes = 0;       // pointers: the extent of the view from addr
+  bool huge_unsigned = false;    // an unsigned 64-bit host value >= 2^63 (stored in i as bits)
 };
 struct param_desc {
   enum class kind : std::uint8_t { pointer, scalar, meta };
@@ -385,6 +386,7 @@ launch_arg to_launch_arg(const A& a) {
       r.k = is_float(r.t) ? launch_arg::kind::floating : launch_arg::kind::integer;
       r.i = static_cast<std::int64_t>(a);
       r.f = static_cast<double>(a);
+      if constexpr (std::is_unsigned_v<H> && sizeof(H) == 8) r.huge_unsigned = r.i < 0;
     } else {
       r.k = launch_arg::kind::floating;
       r.f = static_cast<double>(a);

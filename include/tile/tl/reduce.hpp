@@ -39,6 +39,7 @@ tile::detail::combine_fn multi_combine(F&& fn) {
   };
 }
 inline tensor flatten(const operand& x) {
+  if (!x.d.n) tile::detail::trace_error("a reduction needs a tensor, got a literal", x.loc);
   return reshape(x, {tensor(x.d.n).numel()});
 }
 }  // namespace detail
@@ -65,6 +66,7 @@ std::array<tensor, N> reduce(const std::array<tensor, N>& xs, int axis, F&& comb
 
 namespace detail {
 inline tensor sum_promote(const operand& x) {
+  if (!x.d.n) tile::detail::trace_error("a reduction needs a tensor, got a literal", x.loc);
   tensor t(x.d.n);
   tile::dtype d = t.dtype();
   if (tile::is_int(d) && tile::bits(d) < 32)
@@ -90,11 +92,14 @@ inline tensor min(const operand& x) { return min(operand::of(detail::flatten(x),
 
 namespace detail {
 inline tensor arg_reduce(const operand& x, int axis, bool is_max) {
+  if (!x.d.n) tile::detail::trace_error("a reduction needs a tensor, got a literal", x.loc);
   tensor t(x.d.n);
   int rank = t.rank();
   int ax = axis < 0 ? axis + rank : axis;
   shape_t sh = t.shape();
-  if (ax < 0 || ax >= rank) tile::detail::trace_error("reduction axis out of range", x.loc);
+  if (ax < 0 || ax >= rank)
+    tile::detail::trace_error(std::string(is_max ? "argmax" : "argmin") + ": axis " + std::to_string(axis) +
+                                  " is out of range for a tile of rank " + std::to_string(rank), x.loc);
   // index along `axis`, broadcast to x's shape
   tensor idx = arange(0, sh[static_cast<std::size_t>(ax)], std::source_location{});
   shape_t ishape(static_cast<std::size_t>(rank), 1);

@@ -27,7 +27,7 @@ inline tensor permute(const operand& x, const std::vector<int>& order) {
 /// Transpose: reverse the axes (a 2-D tile's rows become columns).
 inline tensor trans(const operand& x) {
   std::vector<int> order;
-  for (int i = static_cast<int>(tile::detail::node_shape(x.d.n).size()) - 1; i >= 0; --i) order.push_back(i);
+  for (int i = static_cast<int>(tile::detail::node_shape(x.d.n, x.loc).size()) - 1; i >= 0; --i) order.push_back(i);
   return permute(x, order);
 }
 /// Stack two tiles of the same shape along a new minor axis of extent 2.

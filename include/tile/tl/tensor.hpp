@@ -46,32 +46,46 @@ class tensor {
   tile::detail::node* node() const { return node_; }
   bool defined() const { return node_ != nullptr; }
   /// Element dtype (for a pointer tile: the pointee's).
-  tile::dtype dtype() const { return tile::detail::node_dtype(node_); }
-  bool is_pointer() const { return tile::detail::node_is_pointer(node_); }
-  shape_t shape() const {
-    auto s = tile::detail::node_shape(node_);
+  tile::dtype dtype(std::source_location l = std::source_location::current()) const {
+    return tile::detail::node_dtype(node_, l);
+  }
+  bool is_pointer(std::source_location l = std::source_location::current()) const {
+    return tile::detail::node_is_pointer(node_, l);
+  }
+  shape_t shape(std::source_location l = std::source_location::current()) const {
+    auto s = tile::detail::node_shape(node_, l);
     return {s.begin(), s.end()};
   }
-  int rank() const { return static_cast<int>(tile::detail::node_shape(node_).size()); }
-  std::int64_t numel() const {
+  int rank(std::source_location l = std::source_location::current()) const {
+    return static_cast<int>(tile::detail::node_shape(node_, l).size());
+  }
+  std::int64_t numel(std::source_location l = std::source_location::current()) const {
     std::int64_t n = 1;
-    for (auto e : tile::detail::node_shape(node_)) n *= e;
+    for (auto e : tile::detail::node_shape(node_, l)) n *= e;
     return n;
   }
-  bool is_scalar() const { return rank() == 0; }
+  bool is_scalar(std::source_location l = std::source_location::current()) const { return rank(l) == 0; }
 
+  /// The first index of x(_, newaxis): converting to it records the user's line.
+  struct first_index {
+    std::uint8_t keep;
+    tile::src_loc loc;
+    first_index(all_t, std::source_location l = std::source_location::current()) : keep(1), loc(l) {}  // NOLINT
+    first_index(newaxis_t, std::source_location l = std::source_location::current()) : keep(0), loc(l) {}  // NOLINT
+  };
   /// x(_, newaxis): keep an axis with `_`, insert one with `newaxis`.
   template <class... I>
     requires((std::is_same_v<I, all_t> || std::is_same_v<I, newaxis_t>) && ...)
-  tensor operator()(I...) const {
-    const std::uint8_t kinds[] = {(std::is_same_v<I, all_t> ? std::uint8_t{1} : std::uint8_t{0})...};
-    return tensor(tile::detail::index(node_, kinds, std::source_location::current()));
+  tensor operator()(first_index first, I...) const {
+    const std::uint8_t kinds[] = {first.keep, (std::is_same_v<I, all_t> ? std::uint8_t{1} : std::uint8_t{0})...};
+    return tensor(tile::detail::index(node_, kinds, first.loc));
   }
 #if __cplusplus > 202002L && defined(__cpp_multidimensional_subscript)
   template <class... I>
     requires((std::is_same_v<I, all_t> || std::is_same_v<I, newaxis_t>) && ...)
-  tensor operator[](I... i) const {
-    return (*this)(i...);
+  tensor operator[](first_index first, I... i) const {
+    const std::uint8_t kinds[] = {first.keep, (std::is_same_v<I, all_t> ? std::uint8_t{1} : std::uint8_t{0})...};
+    return tensor(tile::detail::index(node_, kinds, first.loc));
   }
 #endif
 
@@ -196,7 +210,7 @@ inline tensor operator>(const operand& a, const operand& b) { return detail::bin
 inline tensor operator>=(const operand& a, const operand& b) { return detail::bin(tile::detail::binop::ge, a, b); }
 // Unary.
 inline tensor operator-(const operand& a) { return tensor(tile::detail::unary(tile::detail::unop::neg, a.d, a.loc)); }
-inline tensor operator+(const operand& a) { return tensor(tile::detail::binary(tile::detail::binop::add, a.d, operand(0).d, a.loc)); }
+inline tensor operator+(const operand& a) { return tensor(tile::detail::literal(a.d, nullptr, a.loc)); }
 inline tensor operator~(const operand& a) { return tensor(tile::detail::unary(tile::detail::unop::bit_not, a.d, a.loc)); }
 inline tensor operator!(const operand& a) { return tensor(tile::detail::unary(tile::detail::unop::logical_not, a.d, a.loc)); }
 

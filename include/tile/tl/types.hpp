@@ -32,8 +32,9 @@ class ptr : public tensor {
   /// time to be a pointer with the same pointee.
   ptr(const tensor& t, std::source_location l = std::source_location::current())  // NOLINT
       : tensor(check(t, l)) {}
-  ptr& operator=(const tensor& t) {
-    tensor::operator=(tensor(check(t, std::source_location::current())));
+  ptr& operator=(const operand& o) {
+    if (!o.d.n) tile::detail::trace_error("value assigned to a tl::ptr is not a pointer to the same type", o.loc);
+    tensor::operator=(tensor(check(tensor(o.d.n), o.loc)));
     return *this;
   }
 
@@ -72,6 +73,32 @@ struct constexpr_ {
   T value{};
   constexpr operator T() const { return value; }  // NOLINT: used as its value
 };
+
+// Arithmetic between two meta-parameters is plain C++ on their values (exact matches here keep
+// tl::operand's operators, which would also accept them, out of the way).
+#define TILE_TL_META_BINOP(op)                                                             \
+  template <tile::fixed_string A, class TA, tile::fixed_string B, class TB>                \
+  constexpr auto operator op(const constexpr_<A, TA>& a, const constexpr_<B, TB>& b) {    \
+    return a.value op b.value;                                                             \
+  }
+TILE_TL_META_BINOP(+)
+TILE_TL_META_BINOP(-)
+TILE_TL_META_BINOP(*)
+TILE_TL_META_BINOP(/)
+TILE_TL_META_BINOP(%)
+TILE_TL_META_BINOP(==)
+TILE_TL_META_BINOP(!=)
+TILE_TL_META_BINOP(<)
+TILE_TL_META_BINOP(<=)
+TILE_TL_META_BINOP(>)
+TILE_TL_META_BINOP(>=)
+TILE_TL_META_BINOP(&&)
+TILE_TL_META_BINOP(||)
+#undef TILE_TL_META_BINOP
+template <tile::fixed_string A, class T>
+constexpr auto operator-(const constexpr_<A, T>& a) { return -a.value; }
+template <tile::fixed_string A, class T>
+constexpr auto operator!(const constexpr_<A, T>& a) { return !a.value; }
 
 /// The dtype named by an element-type tag: a C++ element type (float, std::int32_t, tile::half)
 /// or a tl scalar alias (tl::f16, tl::i32).

@@ -260,7 +260,7 @@ namespace {
 std::string shortest(double v, int max_digits, auto&& same) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-  char buf[64];
+  char buf[128];
   if (std::fabs(v) < 1e16 && std::trunc(v) == v) {
     std::snprintf(buf, sizeof buf, "%.0f", v);
     return buf;
@@ -276,7 +276,7 @@ std::string shortest(double v, int max_digits, auto&& same) {
 }  // namespace
 
 std::string format_element(const Val& v, std::size_t k, bool hex) {
-  char buf[64];
+  char buf[128];
   return with_storage(v, [&](auto t) -> std::string {
     using S = typename decltype(t)::type;
     const S x = v.p<S>()[k];

@@ -48,9 +48,10 @@ enum class cache_mod : std::uint8_t { none, ca, cg, cv };
 enum class eviction : std::uint8_t { normal, first, last };
 
 // ---- queries ----------------------------------------------------------------------------------
-dtype node_dtype(const node* n);
-bool node_is_pointer(const node* n);
-std::span<const std::int64_t> node_shape(const node* n);
+// (An unassigned tensor, n == null, is a tile::error naming `loc`.)
+dtype node_dtype(const node* n, src_loc loc = {});
+bool node_is_pointer(const node* n, src_loc loc = {});
+std::span<const std::int64_t> node_shape(const node* n, src_loc loc = {});
 /// True while a kernel is being traced on this thread.
 bool tracing();
 
