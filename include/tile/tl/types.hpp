@@ -32,9 +32,10 @@ class ptr : public tensor {
   /// time to be a pointer with the same pointee.
   ptr(const tensor& t, std::source_location l = std::source_location::current())  // NOLINT
       : tensor(check(t, l)) {}
-  ptr& operator=(const operand& o) {
-    if (!o.d.n) tile::detail::trace_error("value assigned to a tl::ptr is not a pointer to the same type", o.loc);
-    tensor::operator=(tensor(check(tensor(o.d.n), o.loc)));
+  // Assignment cannot capture the user's line (operators take no defaulted argument, and a
+  // converting parameter would be ambiguous with copy assignment): errors name the kernel.
+  ptr& operator=(const tensor& t) {
+    tensor::operator=(tensor(check(t, {})));
     return *this;
   }
 
