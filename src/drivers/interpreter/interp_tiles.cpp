@@ -260,7 +260,9 @@ namespace {
 std::string shortest(double v, int max_digits, auto&& same) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-  char buf[128];
+  // 512: %.*g of a double needs at most ~330 characters; GCC's -Wformat-truncation cannot
+  // see that |v| < 1e16 or that max_digits <= 17, so the buffer covers the full range.
+  char buf[512];
   if (std::fabs(v) < 1e16 && std::trunc(v) == v) {
     std::snprintf(buf, sizeof buf, "%.0f", v);
     return buf;
