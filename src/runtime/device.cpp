@@ -3,6 +3,11 @@
 #include <mutex>
 
 #include "drivers/interpreter/interpreter_driver.hpp"
+#ifdef TILE_HAVE_LLVM
+#include "drivers/cpu/cpu_module.hpp"
+#include "jit/compile.hpp"
+#include "targets/cpu/cpu_target.hpp"
+#endif
 #include "runtime/device_impl.hpp"
 #include "support/env.hpp"
 
@@ -19,10 +24,32 @@ std::shared_ptr<detail::device_impl> make_interpreter(std::string&) {
                                                drivers::make_interpreter_module);
 }
 
-// In order of preference; compiled backends join this table as they land.
+#ifdef TILE_HAVE_LLVM
+std::shared_ptr<detail::device_impl> make_cpu(std::string& why) {
+  try {
+    const auto& h = targets::cpu::host();
+    return std::make_shared<detail::device_impl>("cpu (" + h.cpu + ", " + h.triple + ")", "cpu", drivers::make_cpu_driver(),
+                                                 jit::compile_cpu);
+  } catch (const std::exception& e) {
+    why = e.what();
+    return nullptr;
+  }
+}
+#endif
+
+// In order of preference (best first); compiled backends join this table as they land.
 const backend_entry kBackends[] = {
+#ifdef TILE_HAVE_LLVM
+    {"cpu", make_cpu},
+#endif
     {"interpreter", make_interpreter},
 };
+
+std::string known_backends() {
+  std::string s;
+  for (auto& b : kBackends) s += (s.empty() ? "" : ", ") + std::string(b.name);
+  return s;
+}
 
 std::shared_ptr<detail::device_impl> open(std::string_view name, std::string& why) {
   static std::mutex mu;
@@ -36,7 +63,7 @@ std::shared_ptr<detail::device_impl> open(std::string_view name, std::string& wh
       if (d) opened.emplace_back(std::string(name), d);
       return d;
     }
-  why = "unknown backend '" + std::string(name) + "' (known: interpreter)";
+  why = "unknown backend '" + std::string(name) + "' (known: " + known_backends() + ")";
   return nullptr;
 }
 }  // namespace

@@ -1,0 +1,151 @@
+// src/codegen/lower_memory.cpp — layer: codegen. load, store, atomic_rmw, atomic_cas: one
+// access per active element, masked-off elements untouched (loads give `other`, or 0). A load
+// through an affine pointer tile is a contiguous loop LLVM vectorizes with masked vector loads.
+// Atomics are compare-and-swap loops on the element's bits, so every kind and dtype (f16 add,
+// NaN-ignoring float max/min) has the interpreter's exact semantics.
+#include "codegen/lowering.hpp"
+
+namespace tile::codegen {
+
+using ir::OpKind;
+
+namespace {
+llvm::Value* zero_of(llvm::Type* t) { return llvm::Constant::getNullValue(t); }
+}  // namespace
+
+void Lowering::lower_memory(const ir::Op& op) {
+  const ir::Type& pt = op.operand(0)->type;
+  const TV& ptr = get(op.operand(0));
+  const ir::Type vt{pt.elem, false, {}};  // the pointee as a scalar type
+  llvm::Type* st = storage_type(vt);
+  llvm::Type* rty = reg_type(vt);
+  // the element at ix of an optional operand (null: absent)
+  auto at = [&](const TV* t, const Index& ix) -> llvm::Value* { return t ? elem(*t, ix) : nullptr; };
+  auto load_one = [&](llvm::Value* addr, bool vol) -> llvm::Value* {
+    llvm::LoadInst* l = b->CreateLoad(st, addr, vol);
+    if (vt.elem == dtype::i1) return b->CreateICmpNE(l, llvm::ConstantInt::get(st, 0));
+    return l;
+  };
+
+  switch (op.kind) {
+    case OpKind::load: {
+      const bool has_mask = op.attrs.ints.at(0) != 0, has_other = op.attrs.ints.at(1) != 0;
+      const bool vol = op.attrs.ints.size() > 4 && op.attrs.ints[4] != 0;
+      const TV* mask = has_mask ? &get(op.operand(1)) : nullptr;
+      const TV* other = has_other ? &get(op.operand(2)) : nullptr;
+      const ir::Type& rt = op.result()->type;
+      auto one = [&](const Index& ix) -> llvm::Value* {
+        llvm::Value* p = elem(ptr, ix);
+        if (!mask) return load_one(p, vol);
+        llvm::Value* m = elem(*mask, ix);
+        return if_else(m, [&] { return load_one(p, vol); },
+                       [&] { return other ? at(other, ix) : zero_of(rty); }, "ld");
+      };
+      if (rt.is_scalar()) {
+        set(op.result(), scalar(one(Index{{}, i64(0)}), rt));
+        return;
+      }
+      set(op.result(), compute(rt, one));
+      return;
+    }
+    case OpKind::store: {
+      const bool has_mask = op.attrs.ints.at(0) != 0;
+      const TV& val = get(op.operand(1));
+      const TV* mask = has_mask ? &get(op.operand(2)) : nullptr;
+      auto one = [&](const Index& ix) {
+        llvm::Value* p = elem(ptr, ix);
+        auto st1 = [&]() -> llvm::Value* {
+          b->CreateStore(to_storage(elem(val, ix), vt), p);
+          return nullptr;
+        };
+        if (!mask) {
+          st1();
+          return;
+        }
+        if_else(elem(*mask, ix), st1, nullptr, "st");
+      };
+      if (pt.is_scalar())
+        one(Index{{}, i64(0)});
+      else
+        loop_nest(pt.shape, one);
+      return;
+    }
+    case OpKind::atomic_rmw:
+    case OpKind::atomic_cas: {
+      const bool is_cas = op.kind == OpKind::atomic_cas;
+      const auto kind = is_cas ? atomic_kind::xchg : static_cast<atomic_kind>(op.attrs.ints.at(0));
+      const bool has_mask = !is_cas && op.attrs.ints.size() > 1 && op.attrs.ints[1] != 0;
+      const TV& val = get(op.operand(is_cas ? 2 : 1));
+      const TV* cmpv = is_cas ? &get(op.operand(1)) : nullptr;
+      const TV* mask = has_mask ? &get(op.operand(2)) : nullptr;
+      llvm::Type* bits = b->getIntNTy(static_cast<unsigned>(st->getPrimitiveSizeInBits()));
+      const dtype e = vt.elem;
+      auto to_bits = [&](llvm::Value* r) { return b->CreateBitCast(to_storage(r, vt), bits); };
+      auto from_bits = [&](llvm::Value* i) { return from_storage(b->CreateBitCast(i, st), vt); };
+      auto combine = [&](llvm::Value* old, llvm::Value* v) -> llvm::Value* {
+        if (kind == atomic_kind::xchg) return v;
+        if (is_float(e)) {
+          llvm::Value* x = to_compute(old, e);
+          llvm::Value* y = to_compute(v, e);
+          llvm::Value* r = kind == atomic_kind::add ? b->CreateFAdd(x, y)
+                           : kind == atomic_kind::max ? min_max_num(x, y, false)
+                           : kind == atomic_kind::min ? min_max_num(x, y, true)
+                                                      : nullptr;
+          if (!r) unsupported(op, "bitwise atomic on a float");
+          return from_compute(r, e);
+        }
+        const bool s = is_signed(e);
+        switch (kind) {
+          case atomic_kind::add: return b->CreateAdd(old, v);
+          case atomic_kind::max: return b->CreateSelect(s ? b->CreateICmpSGT(v, old) : b->CreateICmpUGT(v, old), v, old);
+          case atomic_kind::min: return b->CreateSelect(s ? b->CreateICmpSLT(v, old) : b->CreateICmpULT(v, old), v, old);
+          case atomic_kind::bit_and: return b->CreateAnd(old, v);
+          case atomic_kind::bit_or: return b->CreateOr(old, v);
+          case atomic_kind::bit_xor: return b->CreateXor(old, v);
+          default: return v;
+        }
+      };
+      auto one = [&](const Index& ix) -> llvm::Value* {
+        llvm::Value* p = elem(ptr, ix);
+        llvm::Value* v = elem(val, ix);
+        auto doit = [&]() -> llvm::Value* {
+          if (is_cas) {
+            auto* x = b->CreateAtomicCmpXchg(p, to_bits(elem(*cmpv, ix)), to_bits(v), llvm::MaybeAlign(),
+                                             llvm::AtomicOrdering::SequentiallyConsistent,
+                                             llvm::AtomicOrdering::SequentiallyConsistent);
+            return from_bits(b->CreateExtractValue(x, 0));
+          }
+          llvm::LoadInst* first = b->CreateLoad(bits, p);
+          first->setAtomic(llvm::AtomicOrdering::Monotonic);
+          llvm::BasicBlock* pre = b->GetInsertBlock();
+          auto* loop = llvm::BasicBlock::Create(ctx, "cas", fn);
+          auto* done = llvm::BasicBlock::Create(ctx, "cas.done", fn);
+          b->CreateBr(loop);
+          b->SetInsertPoint(loop);
+          llvm::PHINode* cur = b->CreatePHI(bits, 2);
+          cur->addIncoming(first, pre);
+          llvm::Value* nv = to_bits(combine(from_bits(cur), v));
+          auto* x = b->CreateAtomicCmpXchg(p, cur, nv, llvm::MaybeAlign(), llvm::AtomicOrdering::SequentiallyConsistent,
+                                           llvm::AtomicOrdering::SequentiallyConsistent);
+          llvm::Value* seen = b->CreateExtractValue(x, 0);
+          cur->addIncoming(seen, b->GetInsertBlock());
+          b->CreateCondBr(b->CreateExtractValue(x, 1), done, loop);
+          b->SetInsertPoint(done);
+          return from_bits(cur);
+        };
+        if (!mask) return doit();
+        return if_else(elem(*mask, ix), doit, [&] { return zero_of(rty); }, "at");
+      };
+      const ir::Type& rt = op.result()->type;
+      if (rt.is_scalar()) {
+        set(op.result(), scalar(one(Index{{}, i64(0)}), rt));
+        return;
+      }
+      set(op.result(), compute(rt, one));
+      return;
+    }
+    default: unsupported(op, "not a memory op");
+  }
+}
+
+}  // namespace tile::codegen

@@ -1,0 +1,159 @@
+// src/codegen/lowering.hpp — layer: codegen. Tile IR -> LLVM IR, shared by every target.
+//
+// One program instance is one call of the kernel function. A tile value lowers to one of:
+//   scalar   an LLVM scalar (rank-0 values);
+//   uniform  every element equals one LLVM scalar (splats, constants) — never materialized;
+//   affine   element (i0, i1, …) = base + Σ coef[d]·i_d, for integers (in the type's width) and
+//            pointers (coef in elements of the pointee) — arange, offsets, pointer tiles; lets a
+//            load through `ptr + pid * B + arange(B)` become a contiguous, vectorizable access;
+//   buffer   the elements in row-major order in stack memory (storage types, see storage_type).
+// Elementwise ops on tiles become loop nests over the shape (innermost: the last axis) that
+// LLVM's loop vectorizer turns into vector code; the scalar semantics of each op (scalar.cpp)
+// match the interpreter's exactly.
+//
+// Files: lower_kernel.cpp (driver, dispatch, constants, ids), scalar.cpp (one element of each
+// elementwise op, conversions), tiles.cpp (element access, loops, buffers, shape ops),
+// lower_memory.cpp, lower_reduce.cpp (reduce, scan), lower_dot.cpp, lower_control.cpp (for,
+// while, if), lower_debug.cpp (print, assert).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include "codegen/target.hpp"
+#include "ir/ir.hpp"
+
+namespace tile::codegen {
+
+using detail::atomic_kind;
+using detail::precision;
+
+/// A lowered tile-IR value (see the file comment).
+struct TV {
+  enum class K : std::uint8_t { scalar, uniform, affine, buffer };
+  K k = K::scalar;
+  llvm::Value* v = nullptr;        // scalar / uniform value / affine base / buffer address
+  std::vector<std::int64_t> coef;  // affine: per-axis coefficients; buffer: per-axis strides in
+                                   // elements (empty: contiguous row-major; 0 on broadcast axes)
+  ir::Type type;
+  bool contiguous() const { return k == K::buffer && coef.empty(); }
+};
+
+/// The index of one element inside a loop nest: per-axis indices and the row-major flat index,
+/// all i64.
+struct Index {
+  std::vector<llvm::Value*> axis;
+  llvm::Value* flat = nullptr;
+};
+
+/// Lowers one tile-IR function into an LLVM module.
+class Lowering {
+ public:
+  Lowering(llvm::LLVMContext& ctx, const TargetHooks& target);
+
+  /// Lower `f` into a new module holding one kernel named `symbol`. Throws tile::error naming
+  /// the op and the user's file:line for anything the target cannot lower.
+  std::unique_ptr<llvm::Module> run(const ir::Function& f, const std::string& symbol);
+
+  // ---- state the target hooks use ----
+  llvm::LLVMContext& ctx;
+  const TargetHooks& target;
+  llvm::Module* mod = nullptr;
+  llvm::Function* fn = nullptr;
+  const ir::Function* ir_fn = nullptr;
+  std::unique_ptr<llvm::IRBuilder<>> b;
+  llvm::BasicBlock* entry = nullptr;  // allocas go here
+
+  // ---- types ----
+  /// How an element of dtype t (or a pointer) lives in memory and in buffers: i1 as i8,
+  /// bf16 as i16, pointers as `ptr`.
+  llvm::Type* storage_type(dtype t, bool ptr) const;
+  llvm::Type* storage_type(const ir::Type& t) const { return storage_type(t.elem, t.ptr); }
+  /// How a scalar lives in a register: as storage, except i1 is i1.
+  llvm::Type* reg_type(dtype t, bool ptr) const;
+  llvm::Type* reg_type(const ir::Type& t) const { return reg_type(t.elem, t.ptr); }
+  llvm::Value* to_storage(llvm::Value* reg, const ir::Type& t);
+  llvm::Value* from_storage(llvm::Value* mem, const ir::Type& t);
+
+  // ---- values ----
+  const TV& get(const ir::Value* v) const;
+  void set(const ir::Value* v, TV tv) { values_[v] = std::move(tv); }
+  TV scalar(llvm::Value* v, const ir::Type& t) const { return TV{TV::K::scalar, v, {}, t}; }
+  TV uniform(llvm::Value* v, const ir::Type& t) const { return TV{TV::K::uniform, v, {}, t}; }
+
+  // ---- tiles (tiles.cpp) ----
+  /// A stack buffer for `t`'s elements (an alloca in the entry block, 64-byte aligned).
+  llvm::Value* alloc_buffer(const ir::Type& t, const char* name = "tile");
+  /// Loop nest over `shape` (innermost: the last axis); `body` emits one element's code.
+  void loop_nest(const std::vector<std::int64_t>& shape, const std::function<void(const Index&)>& body);
+  /// Loop from lo to hi (i64 constants or values), body gets the induction variable.
+  void counted_loop(llvm::Value* lo, llvm::Value* hi, const std::function<void(llvm::Value*)>& body,
+                    const char* name = "i");
+  /// The register value of element `ix` of `tv` (whose shape is the loop's).
+  llvm::Value* elem(const TV& tv, const Index& ix);
+  /// The address of element `flat` of a buffer.
+  llvm::Value* elem_addr(const TV& buf, llvm::Value* flat);
+  /// Store register value `r` as element `flat` of buffer `buf` (type `t`).
+  void store_elem(llvm::Value* buf, const ir::Type& t, llvm::Value* flat, llvm::Value* r);
+  /// `tv` as a contiguous buffer (materialized when uniform, affine or a strided view; a scalar
+  /// becomes a 1-element buffer).
+  TV materialize(const TV& tv);
+  /// Row-major strides of `shape`.
+  static std::vector<std::int64_t> row_major(const std::vector<std::int64_t>& shape);
+  /// A new buffer of type `t` computed element by element.
+  TV compute(const ir::Type& t, const std::function<llvm::Value*(const Index&)>& f);
+  /// Copy buffer/any `src` into the existing buffer `dst` (same type).
+  void copy_into(llvm::Value* dst, const TV& src);
+  /// The Index of the element at per-axis indices `axes` of a tile of `shape`.
+  Index index_of(std::vector<llvm::Value*> axes, const std::vector<std::int64_t>& shape);
+  /// A scalar stack slot holding a register value of type t (promoted to a register by LLVM).
+  llvm::Value* alloc_slot(const ir::Type& t, const char* name = "slot");
+  llvm::Value* load_slot(llvm::Value* slot, const ir::Type& t);
+  void store_slot(llvm::Value* slot, const ir::Type& t, llvm::Value* v);
+  llvm::Value* i64(std::int64_t x) const;
+  llvm::Value* i32(std::int32_t x) const;
+
+  // ---- op lowering entry points ----
+  void lower_block(const ir::Block& blk);
+  void lower_op(const ir::Op& op);
+  void lower_elementwise(const ir::Op& op);
+  void lower_shape(const ir::Op& op);
+  void lower_memory(const ir::Op& op);
+  void lower_reduce(const ir::Op& op);
+  void lower_dot(const ir::Op& op);
+  void lower_control(const ir::Op& op);
+  void lower_debug(const ir::Op& op);
+  /// Lower a region whose arguments are bound to `args` and return its terminator's operands.
+  std::vector<TV> lower_region(const ir::Block& region, std::span<const TV> args);
+
+  /// One element of an elementwise op on register values (scalar.cpp).
+  llvm::Value* scalar_op(const ir::Op& op, std::span<llvm::Value* const> in);
+  /// Register value conversion between element types (cast semantics).
+  llvm::Value* convert(llvm::Value* v, const ir::Type& from, const ir::Type& to);
+  /// Float register values of dtype t to/from their compute type (f16/bf16 compute in f32).
+  llvm::Value* to_compute(llvm::Value* v, dtype t);
+  llvm::Value* from_compute(llvm::Value* v, dtype t);
+  llvm::Type* compute_type(dtype t) const;
+  /// IEEE minNum/maxNum on compute-type floats: NaN yields the other operand, -0 < +0.
+  llvm::Value* min_max_num(llvm::Value* x, llvm::Value* y, bool is_min);
+  /// The values an if-then-else emits: `cond` selects `then_fn()` or `else_fn()` (register
+  /// values of the same type; else_fn may be null for "no value").
+  llvm::Value* if_else(llvm::Value* cond, const std::function<llvm::Value*()>& then_fn,
+                       const std::function<llvm::Value*()>& else_fn, const char* name = "if");
+
+  [[noreturn]] void unsupported(const ir::Op& op, const std::string& why) const;
+
+ private:
+  std::unordered_map<const ir::Value*, TV> values_;
+};
+
+}  // namespace tile::codegen

@@ -1,0 +1,294 @@
+// src/codegen/scalar.cpp — layer: codegen. One element of every elementwise op, on register
+// values, with the interpreter's exact semantics (see src/drivers/interpreter/interpreter.cpp's
+// file comment): f16/bf16 compute in f32 and round once; integer division by zero gives 0 and
+// INT_MIN / -1 wraps; shifts by the type's width or more give 0 (or the sign); float min/max
+// ignore NaN and order -0 below +0; float -> int conversions truncate and saturate (NaN -> 0);
+// conversions to f16/bf16 round once to nearest even (through round-to-odd from f64).
+#include "codegen/lowering.hpp"
+
+#include <llvm/IR/Intrinsics.h>
+
+namespace tile::codegen {
+
+using ir::OpKind;
+
+llvm::Type* Lowering::compute_type(dtype t) const {
+  return t == dtype::f64 ? llvm::Type::getDoubleTy(ctx) : llvm::Type::getFloatTy(ctx);
+}
+
+llvm::Value* Lowering::to_compute(llvm::Value* v, dtype t) {
+  switch (t) {
+    case dtype::f16: return b->CreateFPExt(v, b->getFloatTy());
+    case dtype::bf16:
+      return b->CreateBitCast(b->CreateShl(b->CreateZExt(v, b->getInt32Ty()), 16), b->getFloatTy());
+    default: return v;
+  }
+}
+
+llvm::Value* Lowering::from_compute(llvm::Value* v, dtype t) {
+  if (t == dtype::f16 || t == dtype::bf16) {
+    if (v->getType()->isDoubleTy()) {
+      // round to odd in f32, so the rounding to 16 bits below is the correctly rounded result
+      llvm::Value* f = b->CreateFPTrunc(v, b->getFloatTy());
+      llvm::Value* exact = b->CreateOr(b->CreateFCmpOEQ(b->CreateFPExt(f, b->getDoubleTy()), v), b->CreateFCmpUNO(v, v));
+      llvm::Value* u = b->CreateBitCast(f, b->getInt32Ty());
+      llvm::Value* sign = b->CreateAnd(u, b->getInt32(0x80000000u));
+      llvm::Value* isinf = b->CreateICmpEQ(b->CreateAnd(u, b->getInt32(0x7fffffffu)), b->getInt32(0x7f800000u));
+      llvm::Value* fabs_f = b->CreateUnaryIntrinsic(llvm::Intrinsic::fabs, b->CreateFPExt(f, b->getDoubleTy()));
+      llvm::Value* fabs_d = b->CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v);
+      llvm::Value* dec = b->CreateSub(u, b->getInt32(1));
+      llvm::Value* adj = b->CreateSelect(b->CreateFCmpOGT(fabs_f, fabs_d), dec, u);
+      adj = b->CreateSelect(isinf, b->CreateOr(sign, b->getInt32(0x7f7fffffu)), adj);
+      adj = b->CreateOr(adj, b->getInt32(1));
+      v = b->CreateSelect(exact, f, b->CreateBitCast(adj, b->getFloatTy()));
+    }
+    llvm::Value* u = b->CreateBitCast(v, b->getInt32Ty());
+    llvm::Value* isnan = b->CreateICmpUGT(b->CreateAnd(u, b->getInt32(0x7fffffffu)), b->getInt32(0x7f800000u));
+    if (t == dtype::bf16) {
+      llvm::Value* nan = b->CreateOr(b->CreateLShr(u, 16), b->getInt32(0x40));
+      llvm::Value* r = b->CreateAdd(u, b->CreateAdd(b->getInt32(0x7fff), b->CreateAnd(b->CreateLShr(u, 16), b->getInt32(1))));
+      r = b->CreateLShr(r, 16);
+      return b->CreateTrunc(b->CreateSelect(isnan, nan, r), b->getInt16Ty());
+    }
+    llvm::Value* h = b->CreateBitCast(b->CreateFPTrunc(v, b->getHalfTy()), b->getInt16Ty());
+    llvm::Value* nan = b->CreateOr(b->CreateTrunc(b->CreateLShr(u, 16), b->getInt16Ty()), b->getInt16(0x7e00));
+    nan = b->CreateAnd(nan, b->getInt16(0xfe00));
+    return b->CreateBitCast(b->CreateSelect(isnan, nan, h), b->getHalfTy());
+  }
+  if (t == dtype::f32 && v->getType()->isDoubleTy()) return b->CreateFPTrunc(v, b->getFloatTy());
+  if (t == dtype::f64 && v->getType()->isFloatTy()) return b->CreateFPExt(v, b->getDoubleTy());
+  return v;
+}
+
+llvm::Value* Lowering::convert(llvm::Value* v, const ir::Type& from, const ir::Type& to) {
+  llvm::Type* rt = reg_type(to.scalar());
+  if (from.ptr || to.ptr) {
+    if (from.ptr && to.ptr) return v;
+    if (from.ptr) return b->CreatePtrToInt(v, rt);
+    return b->CreateIntToPtr(b->CreateZExtOrTrunc(v, b->getInt64Ty()), rt);
+  }
+  const dtype f = from.elem, t = to.elem;
+  if (f == t) return v;
+  if (is_float(f) && is_float(t)) {
+    llvm::Value* c = to_compute(v, f);
+    if (t == dtype::f64) return b->CreateFPExt(c, b->getDoubleTy());
+    if (t == dtype::f32) return c->getType()->isDoubleTy() ? b->CreateFPTrunc(c, b->getFloatTy()) : c;
+    return from_compute(c, t);
+  }
+  if (is_float(f)) {
+    llvm::Value* c = to_compute(v, f);
+    if (t == dtype::i1) return b->CreateFCmpUNE(c, llvm::ConstantFP::get(c->getType(), 0.0));
+    const auto id = is_signed(t) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+    return b->CreateIntrinsic(id, {rt, c->getType()}, {c});
+  }
+  if (is_float(t)) {
+    const bool s = is_signed(f);
+    if (t == dtype::f32 || t == dtype::f64) return s ? b->CreateSIToFP(v, rt) : b->CreateUIToFP(v, rt);
+    llvm::Value* d = s ? b->CreateSIToFP(v, b->getDoubleTy()) : b->CreateUIToFP(v, b->getDoubleTy());
+    return from_compute(d, t);
+  }
+  if (t == dtype::i1) return b->CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  return is_signed(f) ? b->CreateSExtOrTrunc(v, rt) : b->CreateZExtOrTrunc(v, rt);
+}
+
+namespace {
+
+llvm::Value* min_max_num_impl(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool is_min) {
+  llvm::Value* xn = b.CreateFCmpUNO(x, x);
+  llvm::Value* yn = b.CreateFCmpUNO(y, y);
+  llvm::Value* lt = is_min ? b.CreateFCmpOLT(x, y) : b.CreateFCmpOGT(x, y);
+  llvm::Value* gt = is_min ? b.CreateFCmpOLT(y, x) : b.CreateFCmpOGT(y, x);
+  // equal (incl. -0 vs +0): min takes the negative one, max the positive one
+  llvm::Value* xneg = b.CreateICmpSLT(b.CreateBitCast(x, b.getIntNTy(x->getType()->getPrimitiveSizeInBits())),
+                                      llvm::ConstantInt::get(b.getIntNTy(x->getType()->getPrimitiveSizeInBits()), 0));
+  llvm::Value* eq = is_min ? b.CreateSelect(xneg, x, y) : b.CreateSelect(xneg, y, x);
+  llvm::Value* r = b.CreateSelect(lt, x, b.CreateSelect(gt, y, eq));
+  r = b.CreateSelect(yn, x, r);
+  return b.CreateSelect(xn, y, r);
+}
+
+}  // namespace
+
+llvm::Value* Lowering::min_max_num(llvm::Value* x, llvm::Value* y, bool is_min) {
+  return min_max_num_impl(*b, x, y, is_min);
+}
+
+llvm::Value* Lowering::if_else(llvm::Value* cond, const std::function<llvm::Value*()>& then_fn,
+                               const std::function<llvm::Value*()>& else_fn, const char* name) {
+  auto* tb = llvm::BasicBlock::Create(ctx, std::string(name) + ".then", fn);
+  auto* eb = llvm::BasicBlock::Create(ctx, std::string(name) + ".else", fn);
+  auto* mb = llvm::BasicBlock::Create(ctx, std::string(name) + ".end", fn);
+  b->CreateCondBr(cond, tb, eb);
+  b->SetInsertPoint(tb);
+  llvm::Value* tv = then_fn();
+  llvm::BasicBlock* tend = b->GetInsertBlock();
+  b->CreateBr(mb);
+  b->SetInsertPoint(eb);
+  llvm::Value* ev = else_fn ? else_fn() : nullptr;
+  llvm::BasicBlock* eend = b->GetInsertBlock();
+  b->CreateBr(mb);
+  b->SetInsertPoint(mb);
+  if (!tv || !ev) return nullptr;
+  llvm::PHINode* phi = b->CreatePHI(tv->getType(), 2);
+  phi->addIncoming(tv, tend);
+  phi->addIncoming(ev, eend);
+  return phi;
+}
+
+llvm::Value* Lowering::scalar_op(const ir::Op& op, std::span<llvm::Value* const> in) {
+  const ir::Type& at = op.operand(0)->type;
+  const ir::Type& rt = op.result()->type;
+  const dtype e = at.elem;
+  const bool fl = !at.ptr && is_float(e);
+  auto& B = *b;
+  switch (op.kind) {
+    case OpKind::cast: return convert(in[0], at, rt);
+    case OpKind::bitcast: {
+      llvm::Type* to = reg_type(rt.scalar());
+      llvm::Value* v = in[0];
+      if (at.ptr) v = B.CreatePtrToInt(v, B.getInt64Ty());
+      if (rt.ptr) return B.CreateIntToPtr(B.CreateBitCast(v, B.getInt64Ty()), to);
+      return B.CreateBitCast(v, to);
+    }
+    case OpKind::select: return B.CreateSelect(in[0], in[1], in[2]);
+    case OpKind::addptr: {
+      const ir::Type& ot = op.operand(1)->type;
+      llvm::Value* off = is_signed(ot.elem) ? B.CreateSExtOrTrunc(in[1], B.getInt64Ty()) : B.CreateZExtOrTrunc(in[1], B.getInt64Ty());
+      return B.CreateGEP(storage_type(e, false), in[0], off);
+    }
+    case OpKind::cmp: {
+      const auto p = static_cast<ir::CmpPred>(op.attrs.ints.at(0));
+      if (fl) {
+        llvm::Value* x = to_compute(in[0], e);
+        llvm::Value* y = to_compute(in[1], e);
+        switch (p) {
+          case ir::CmpPred::eq: return B.CreateFCmpOEQ(x, y);
+          case ir::CmpPred::ne: return B.CreateFCmpUNE(x, y);
+          case ir::CmpPred::lt: return B.CreateFCmpOLT(x, y);
+          case ir::CmpPred::le: return B.CreateFCmpOLE(x, y);
+          case ir::CmpPred::gt: return B.CreateFCmpOGT(x, y);
+          case ir::CmpPred::ge: return B.CreateFCmpOGE(x, y);
+        }
+      }
+      const bool s = !at.ptr && is_signed(e);
+      switch (p) {
+        case ir::CmpPred::eq: return B.CreateICmpEQ(in[0], in[1]);
+        case ir::CmpPred::ne: return B.CreateICmpNE(in[0], in[1]);
+        case ir::CmpPred::lt: return s ? B.CreateICmpSLT(in[0], in[1]) : B.CreateICmpULT(in[0], in[1]);
+        case ir::CmpPred::le: return s ? B.CreateICmpSLE(in[0], in[1]) : B.CreateICmpULE(in[0], in[1]);
+        case ir::CmpPred::gt: return s ? B.CreateICmpSGT(in[0], in[1]) : B.CreateICmpUGT(in[0], in[1]);
+        case ir::CmpPred::ge: return s ? B.CreateICmpSGE(in[0], in[1]) : B.CreateICmpUGE(in[0], in[1]);
+      }
+      break;
+    }
+    default: break;
+  }
+
+  if (fl) {
+    if (op.kind == OpKind::neg) {
+      if (e == dtype::bf16) return B.CreateXor(in[0], B.getInt16(0x8000));
+      return B.CreateFNeg(in[0]);
+    }
+    if (op.kind == OpKind::abs) {
+      if (e == dtype::bf16) return B.CreateAnd(in[0], B.getInt16(0x7fff));
+      return B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, in[0]);
+    }
+    std::vector<llvm::Value*> c;
+    for (llvm::Value* v : in) c.push_back(to_compute(v, e));
+    llvm::Type* ct = c[0]->getType();
+    const bool dbl = ct->isDoubleTy();
+    auto libm = [&](const char* f32name, const char* f64name) {
+      auto callee = mod->getOrInsertFunction(dbl ? f64name : f32name, llvm::FunctionType::get(ct, {ct}, false));
+      if (auto* fnp = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+        fnp->setDoesNotThrow();
+        fnp->setOnlyAccessesInaccessibleMemory();
+        fnp->setWillReturn();
+      }
+      return B.CreateCall(callee, {c[0]});
+    };
+    llvm::Value* r = nullptr;
+    switch (op.kind) {
+      case OpKind::add: r = B.CreateFAdd(c[0], c[1]); break;
+      case OpKind::sub: r = B.CreateFSub(c[0], c[1]); break;
+      case OpKind::mul: r = B.CreateFMul(c[0], c[1]); break;
+      case OpKind::div: r = B.CreateFDiv(c[0], c[1]); break;
+      case OpKind::rem: r = B.CreateFRem(c[0], c[1]); break;
+      case OpKind::minimum: r = min_max_num(c[0], c[1], true); break;
+      case OpKind::maximum: r = min_max_num(c[0], c[1], false); break;
+      case OpKind::fma: r = B.CreateIntrinsic(llvm::Intrinsic::fma, {ct}, {c[0], c[1], c[2]}); break;
+      case OpKind::sqrt: r = B.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, c[0]); break;
+      case OpKind::rsqrt:
+        r = B.CreateFDiv(llvm::ConstantFP::get(ct, 1.0), B.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, c[0]));
+        break;
+      case OpKind::floor: r = B.CreateUnaryIntrinsic(llvm::Intrinsic::floor, c[0]); break;
+      case OpKind::ceil: r = B.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, c[0]); break;
+      // transcendental functions: the C library's, as the interpreter's std:: calls are
+      case OpKind::exp: r = libm("expf", "exp"); break;
+      case OpKind::exp2: r = libm("exp2f", "exp2"); break;
+      case OpKind::log: r = libm("logf", "log"); break;
+      case OpKind::log2: r = libm("log2f", "log2"); break;
+      case OpKind::sin: r = libm("sinf", "sin"); break;
+      case OpKind::cos: r = libm("cosf", "cos"); break;
+      case OpKind::erf: r = libm("erff", "erf"); break;
+      default: unsupported(op, "not defined on " + std::string(name(e)));
+    }
+    return from_compute(r, e);
+  }
+
+  // integers (and i1)
+  llvm::Value* x = in[0];
+  llvm::Value* y = in.size() > 1 ? in[1] : nullptr;
+  llvm::Type* ty = x->getType();
+  const bool s = is_signed(e);
+  const unsigned w = ty->getIntegerBitWidth();
+  auto C = [&](std::int64_t k) { return llvm::ConstantInt::get(ty, static_cast<std::uint64_t>(k), true); };
+  switch (op.kind) {
+    case OpKind::add: return B.CreateAdd(x, y);
+    case OpKind::sub: return B.CreateSub(x, y);
+    case OpKind::mul: return B.CreateMul(x, y);
+    case OpKind::div:
+    case OpKind::rem: {
+      llvm::Value* zero = B.CreateICmpEQ(y, C(0));
+      llvm::Value* m1 = s ? B.CreateICmpEQ(y, C(-1)) : B.getFalse();
+      llvm::Value* safe = B.CreateSelect(B.CreateOr(zero, m1), C(1), y);
+      llvm::Value* q;
+      if (op.kind == OpKind::div) {
+        q = s ? B.CreateSDiv(x, safe) : B.CreateUDiv(x, safe);
+        q = B.CreateSelect(m1, B.CreateSub(C(0), x), q);
+      } else {
+        q = s ? B.CreateSRem(x, safe) : B.CreateURem(x, safe);
+        q = B.CreateSelect(m1, C(0), q);
+      }
+      return B.CreateSelect(zero, C(0), q);
+    }
+    case OpKind::bit_and: return B.CreateAnd(x, y);
+    case OpKind::bit_or: return B.CreateOr(x, y);
+    case OpKind::bit_xor: return B.CreateXor(x, y);
+    case OpKind::shl: {
+      llvm::Value* big = B.CreateICmpUGE(y, C(w));
+      return B.CreateSelect(big, C(0), B.CreateShl(x, B.CreateAnd(y, C(w - 1))));
+    }
+    case OpKind::shr: {
+      llvm::Value* big = B.CreateICmpUGE(y, C(w));
+      llvm::Value* amt = B.CreateAnd(y, C(w - 1));
+      if (s) return B.CreateSelect(big, B.CreateAShr(x, C(w - 1)), B.CreateAShr(x, amt));
+      return B.CreateSelect(big, C(0), B.CreateLShr(x, amt));
+    }
+    case OpKind::minimum: return B.CreateSelect(s ? B.CreateICmpSLT(y, x) : B.CreateICmpULT(y, x), y, x);
+    case OpKind::maximum: return B.CreateSelect(s ? B.CreateICmpSGT(y, x) : B.CreateICmpUGT(y, x), y, x);
+    case OpKind::umulhi: {
+      llvm::Type* wide = B.getIntNTy(2 * w);
+      llvm::Value* p = B.CreateMul(B.CreateZExt(x, wide), B.CreateZExt(y, wide));
+      return B.CreateTrunc(B.CreateLShr(p, static_cast<std::uint64_t>(w)), ty);
+    }
+    case OpKind::neg: return B.CreateSub(C(0), x);
+    case OpKind::bit_not: return B.CreateNot(x);
+    case OpKind::abs:
+      if (!s) return x;
+      return B.CreateSelect(B.CreateICmpSLT(x, C(0)), B.CreateSub(C(0), x), x);
+    default: break;
+  }
+  unsupported(op, "not defined on " + std::string(at.ptr ? "pointers" : name(e)));
+}
+
+}  // namespace tile::codegen

@@ -1,0 +1,61 @@
+// src/codegen/target.hpp — layer: codegen. The target-hook interface: everything the shared
+// lowering (lowering.hpp) needs to ask of a target. A target (src/targets/<name>) implements it
+// once; the lowering of ops is written once for every target.
+//
+// What a target decides:
+//   - the kernel's LLVM signature and how a runtime argument is read from it;
+//   - program ids and grid sizes;
+//   - debugging services (device_print, device_assert) and how a failed assert leaves the kernel;
+//   - the data layout and triple of the module (so LLVM's optimizer knows the machine).
+// GPU targets (issue 4 on) add thread/lane ids, shuffles, barriers, shared memory and matrix
+// instructions here; the CPU target runs each program instance as one sequential function over
+// its whole tiles, so it needs none of them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Function;
+class Module;
+class Type;
+class Value;
+}  // namespace llvm
+
+namespace tile::ir {
+struct Function;
+struct Op;
+}  // namespace tile::ir
+
+namespace tile::codegen {
+
+class Lowering;
+
+class TargetHooks {
+ public:
+  virtual ~TargetHooks() = default;
+  /// "cpu", "nvptx", … (for messages).
+  virtual std::string name() const = 0;
+  /// Set the module's triple and data layout.
+  virtual void configure_module(llvm::Module& m) const = 0;
+  /// Create the kernel's function in `m` (named `symbol`).
+  virtual llvm::Function* declare_kernel(llvm::Module& m, const ir::Function& f, const std::string& symbol) const = 0;
+  /// The runtime argument `i` of the kernel as a value of LLVM type `ty` (its register type).
+  virtual llvm::Value* kernel_arg(Lowering& L, unsigned i, llvm::Type* ty) const = 0;
+  /// program_id(axis) and num_programs(axis) as i32.
+  virtual llvm::Value* program_id(Lowering& L, int axis) const = 0;
+  virtual llvm::Value* num_programs(Lowering& L, int axis) const = 0;
+  /// Leave the kernel normally (`return`).
+  virtual void emit_return(Lowering& L) const = 0;
+  /// device_print: `data[k]` is the address of operand k's elements in row-major storage
+  /// (a scalar's address for scalars).
+  virtual void emit_print(Lowering& L, const ir::Op& op, const std::vector<llvm::Value*>& data) const = 0;
+  /// A run-time failure: report it and leave the kernel. Called in a block of its own; must end
+  /// it with a terminator. `value` (i64): the failing element's flat index (assert_fail) or the
+  /// offending number (bad_step).
+  enum class failure : std::uint8_t { assert_fail, bad_step };
+  virtual void emit_fail(Lowering& L, const ir::Op& op, failure kind, llvm::Value* value) const = 0;
+};
+
+}  // namespace tile::codegen
