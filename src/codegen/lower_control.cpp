@@ -38,6 +38,8 @@ void Lowering::lower_control(const ir::Op& op) {
         for (llvm::Value* slot : s.at) alias |= base == slot;
       }
     std::vector<TV> src = vals;
+    for (TV& v : src)  // a fused value may read a slot it is about to overwrite
+      if (v.k == TV::K::lazy) v = materialize(v);
     if (alias)
       for (std::size_t i = 0; i < src.size(); ++i)
         if (!s.type[i].is_scalar()) {

@@ -75,6 +75,19 @@ void Lowering::lower_elementwise(const ir::Op& op) {
     }
   }
 
+  if (fusible(op.result())) {
+    std::vector<TV> args;
+    for (const TV* t : in) args.push_back(*t);
+    TV r{TV::K::lazy, nullptr, {}, rt};
+    r.fn = std::make_shared<const std::function<llvm::Value*(const Index&)>>(
+        [this, &op, args = std::move(args)](const Index& ix) {
+          std::vector<llvm::Value*> vals;
+          for (const TV& t : args) vals.push_back(elem(t, ix));
+          return scalar_op(op, vals);
+        });
+    set(op.result(), std::move(r));
+    return;
+  }
   set(op.result(), compute(rt, [&](const Index& ix) {
     std::vector<llvm::Value*> vals;
     for (const TV* t : in) vals.push_back(elem(*t, ix));

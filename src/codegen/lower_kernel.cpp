@@ -20,6 +20,11 @@ void Lowering::unsupported(const ir::Op& op, const std::string& why) const {
                     op.loc);
 }
 
+bool Lowering::fusible(const ir::Value* v) const {
+  auto it = uses_.find(v);
+  return it != uses_.end() && it->second == 1 && !used_elsewhere_.count(v);
+}
+
 const TV& Lowering::get(const ir::Value* v) const {
   auto it = values_.find(v);
   if (it == values_.end()) throw tile::error("codegen: internal error: a value is used before it is lowered");
@@ -31,6 +36,15 @@ std::unique_ptr<llvm::Module> Lowering::run(const ir::Function& f, const std::st
   mod = m.get();
   ir_fn = &f;
   target.configure_module(*m);
+  uses_.clear();
+  used_elsewhere_.clear();
+  ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& op) {
+    for (const ir::Value* v : op.operands) {
+      ++uses_[v];
+      const ir::Block* home = v->def ? v->def->parent : v->owner;
+      if (home != op.parent) used_elsewhere_[v] = true;
+    }
+  });
   fn = target.declare_kernel(*m, f, symbol);
   entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   auto* body = llvm::BasicBlock::Create(ctx, "body", fn);

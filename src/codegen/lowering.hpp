@@ -6,7 +6,10 @@
 //   affine   element (i0, i1, …) = base + Σ coef[d]·i_d, for integers (in the type's width) and
 //            pointers (coef in elements of the pointee) — arange, offsets, pointer tiles; lets a
 //            load through `ptr + pid * B + arange(B)` become a contiguous, vectorizable access;
-//   buffer   the elements in row-major order in stack memory (storage types, see storage_type).
+//   buffer   the elements in row-major order in stack memory (storage types, see storage_type),
+//            or a strided view of such memory (broadcast, expand_dims, permute, split);
+//   lazy     a pure elementwise op used once, in its own block: computed inside its consumer's
+//            loop (fusion), never stored.
 // Elementwise ops on tiles become loop nests over the shape (innermost: the last axis) that
 // LLVM's loop vectorizer turns into vector code; the scalar semantics of each op (scalar.cpp)
 // match the interpreter's exactly.
@@ -37,23 +40,30 @@ namespace tile::codegen {
 using detail::atomic_kind;
 using detail::precision;
 
-/// A lowered tile-IR value (see the file comment).
-struct TV {
-  enum class K : std::uint8_t { scalar, uniform, affine, buffer };
-  K k = K::scalar;
-  llvm::Value* v = nullptr;        // scalar / uniform value / affine base / buffer address
-  std::vector<std::int64_t> coef;  // affine: per-axis coefficients; buffer: per-axis strides in
-                                   // elements (empty: contiguous row-major; 0 on broadcast axes)
-  ir::Type type;
-  bool contiguous() const { return k == K::buffer && coef.empty(); }
-};
-
 /// The index of one element inside a loop nest: per-axis indices and the row-major flat index,
 /// all i64.
 struct Index {
   std::vector<llvm::Value*> axis;
   llvm::Value* flat = nullptr;
 };
+
+/// A lowered tile-IR value (see the file comment).
+struct TV {
+  enum class K : std::uint8_t { scalar, uniform, affine, buffer, lazy };
+  TV() = default;
+  TV(K kind, llvm::Value* value, std::vector<std::int64_t> c, ir::Type t)
+      : k(kind), v(value), coef(std::move(c)), type(std::move(t)) {}
+  K k = K::scalar;
+  llvm::Value* v = nullptr;        // scalar / uniform value / affine base / buffer address
+  std::vector<std::int64_t> coef;  // affine: per-axis coefficients; buffer: per-axis strides in
+                                   // elements (empty: contiguous row-major; 0 on broadcast axes)
+  ir::Type type;
+  /// lazy: computes element ix at the point of use (a single-use elementwise op fused into its
+  /// consumer's loop; never a load, so reordering it is safe).
+  std::shared_ptr<const std::function<llvm::Value*(const Index&)>> fn;
+  bool contiguous() const { return k == K::buffer && coef.empty(); }
+};
+
 
 /// Lowers one tile-IR function into an LLVM module.
 class Lowering {
@@ -154,6 +164,11 @@ class Lowering {
 
  private:
   std::unordered_map<const ir::Value*, TV> values_;
+  std::unordered_map<const ir::Value*, int> uses_;            // number of uses
+  std::unordered_map<const ir::Value*, bool> used_elsewhere_;  // some use is in another block
+ public:
+  /// May `v` be computed lazily at its one use (see TV::K::lazy)?
+  bool fusible(const ir::Value* v) const;
 };
 
 }  // namespace tile::codegen

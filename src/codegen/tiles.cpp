@@ -143,6 +143,7 @@ llvm::Value* Lowering::elem(const TV& tv, const Index& ix) {
       if (ty != off->getType()) off = b->CreateTrunc(off, ty);
       return b->CreateAdd(tv.v, off);
     }
+    case TV::K::lazy: return (*tv.fn)(ix);
     case TV::K::buffer: {
       llvm::Value* at = tv.coef.empty() ? ix.flat : weighted_sum(*b, tv.coef, ix);
       return from_storage(b->CreateLoad(storage_type(tv.type), elem_addr(tv, at)), tv.type);
@@ -184,7 +185,8 @@ std::vector<std::int64_t> strides_of(const TV& tv) {
 
 void Lowering::lower_shape(const ir::Op& op) {
   const ir::Type& rt = op.result()->type;
-  const TV& x = get(op.operand(0));
+  const TV& x0 = get(op.operand(0));
+  const TV x = x0.k == TV::K::lazy ? materialize(x0) : x0;  // views need memory
   auto view = [&](llvm::Value* base, std::vector<std::int64_t> strides, const ir::Type& t) {
     return TV{TV::K::buffer, base, std::move(strides), t};
   };

@@ -22,7 +22,7 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
   llvm::PipelineTuningOptions pto;
   pto.LoopVectorization = true;
   pto.SLPVectorization = true;
-  pto.LoopUnrolling = true;
+  pto.LoopUnrolling = false;  // the vectorizer interleaves; full unrolling of tile loops only grows code
   llvm::PassBuilder pb(&tm, pto);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cam);

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "runtime/plot_svg.hpp"
+#include "support/env.hpp"
 #include "tile/core/error.hpp"
 #include "tile/runtime/device.hpp"
 
@@ -50,8 +51,8 @@ void check_samples(const std::vector<double>& v, std::string_view what) {
 }
 
 std::string default_out_dir() {
-  const char* d = std::getenv("TILE_BENCH_DIR");
-  return d && *d ? std::string(d) : std::string("bench-results");
+  const std::string d = env::get("TILE_BENCH_DIR");
+  return d.empty() ? std::string("bench-results") : d;
 }
 
 /// A benchmark's name as a file stem: letters, digits and . _ - + kept, anything else '_'.

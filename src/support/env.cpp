@@ -22,6 +22,10 @@ const std::vector<Switch>& all() {
       {"TILE_CACHE", "1", cache_effect::none, "0 disables the compile caches"},
       {"TILE_TARGET", "", cache_effect::part_of_key, "target for the null backend (sm_80, sm_90a)"},
       {"TILE_PROFILE", "", cache_effect::none, "profile the whole program, write results here"},
+      {"TILE_CPU_THREADS", "0", cache_effect::none,
+       "threads the CPU backend runs a grid on (0: one per core; read when the backend starts)"},
+      {"TILE_BENCH_DIR", "bench-results", cache_effect::none,
+       "where tile::testing benchmark sweeps write their CSV and SVG files"},
   };
   return switches;
 }

@@ -4,7 +4,8 @@
 // elementwise runners (map1/map2/map3: out[i] = body(a[i], …) over a host vector) and
 // comparisons that name the first mismatching element.
 //
-// Every kernel runs on the reference interpreter (tile::device::get("interpreter")).
+// Every kernel runs on tile::device::best(): test/lang/meson.build runs the suite twice, with
+// TILE_BACKEND=interpreter (the oracle) and TILE_BACKEND=cpu (compiled code must agree).
 #pragma once
 
 #include <doctest/doctest.h>
@@ -35,7 +36,7 @@ using namespace tile::literals;
 
 /// The device every test runs on.
 inline tile::device dev() {
-  static const tile::device d = tile::device::get("interpreter");
+  static const tile::device d = tile::device::best();  // TILE_BACKEND: interpreter or cpu (meson.build)
   return d;
 }
 

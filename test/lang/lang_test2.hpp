@@ -23,7 +23,7 @@ using namespace tile::literals;
 
 namespace lt2 {
 inline tile::device dev() {
-  static const tile::device d = tile::device::get("interpreter");
+  static const tile::device d = tile::device::best();  // TILE_BACKEND: interpreter or cpu (meson.build)
   return d;
 }
 

@@ -94,7 +94,9 @@ std::string xml_problem(const std::string& s) {
   std::vector<std::string> open;
   bool root_seen = false;
   std::size_t i = 0;
-  auto is_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' || c == '.'; };
+  auto is_name = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' || c == '.';
+  };
   auto check_text = [&](std::size_t from, std::size_t to) -> std::string {
     for (std::size_t k = from; k < to; ++k) {
       if (s[k] == '<') return "raw '<' at " + std::to_string(k);
@@ -134,7 +136,8 @@ std::string xml_problem(const std::string& s) {
       auto gt = s.find('>', lt);
       if (gt == std::string::npos) return "unterminated end tag";
       std::string name = s.substr(lt + 2, gt - lt - 2);
-      if (open.empty() || open.back() != name) return "</" + name + "> closes " + (open.empty() ? "nothing" : "<" + open.back() + ">");
+      if (open.empty() || open.back() != name)
+        return "</" + name + "> closes " + (open.empty() ? "nothing" : "<" + open.back() + ">");
       open.pop_back();
       i = gt + 1;
       continue;

@@ -39,9 +39,9 @@ struct bench_result {
   double mean_ms = 0;
   double min_ms = 0;
   double max_ms = 0;
-  std::vector<double> quantiles;
+  std::vector<double> quantiles{};
   std::size_t reps = 0;
-  std::vector<double> samples_ms;  // one per timed repetition, in the order they ran
+  std::vector<double> samples_ms{};  // one per timed repetition, in the order they ran
 };
 
 /// The q-quantile (0 <= q <= 1) of `v` with linear interpolation between the two nearest ranks:
@@ -131,26 +131,26 @@ bench_result do_bench(const std::function<void()>& fn, double warmup_ms = 25, do
 
 /// One sweep: a metric of fn(x, provider) for every x in x_vals and every provider in line_vals.
 struct benchmark {
-  std::string name;                     // table and plot title, and the files' stem
-  std::string x_name;                   // "N"
-  std::vector<double> x_vals;
-  std::string line_arg = "provider";    // what a line is (documentation; fn gets its value)
-  std::vector<std::string> line_vals;   // providers, e.g. {"tile", "c++ -O3"}
-  std::vector<std::string> line_names;  // legend and column names (default: line_vals)
+  std::string name{};                     // table and plot title, and the files' stem
+  std::string x_name{};                   // "N"
+  std::vector<double> x_vals{};
+  std::string line_arg = "provider";      // what a line is (documentation; fn gets its value)
+  std::vector<std::string> line_vals{};   // providers, e.g. {"tile", "c++ -O3"}
+  std::vector<std::string> line_names{};  // legend and column names (default: line_vals)
   std::string ylabel = "GB/s";
   bool x_log = false;
   bool y_log = false;
   /// Optional ratio columns: {"tile", "c++ -O3"} adds the column "tile/c++ -O3"; {a, b, c} adds
   /// a/b and a/c. Names are line_vals or line_names. Ratios are tabled and written to the CSV,
   /// not plotted.
-  std::vector<std::string> ratio_of;
+  std::vector<std::string> ratio_of{};
 };
 
 struct report_options {
-  std::string out_dir;      // where files go; empty: $TILE_BENCH_DIR, else "bench-results"
-  bool print_table = true;  // print to_table() to `out`
-  bool write_csv = true;    // <out_dir>/<name>.csv
-  bool write_plot = true;   // <out_dir>/<name>.svg
+  std::string out_dir{};        // where files go; empty: $TILE_BENCH_DIR, else "bench-results"
+  bool print_table = true;      // print to_table() to `out`
+  bool write_csv = true;        // <out_dir>/<name>.csv
+  bool write_plot = true;       // <out_dir>/<name>.svg
   std::ostream* out = nullptr;  // where the table is printed; nullptr: std::cout
 };
 

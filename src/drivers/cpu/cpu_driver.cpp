@@ -24,6 +24,11 @@ class thread_pool {
  public:
   thread_pool() {
     unsigned n = std::thread::hardware_concurrency();
+    try {
+      if (const unsigned long t = std::stoul(env::get("TILE_CPU_THREADS")); t > 0) n = static_cast<unsigned>(t);
+    } catch (const std::exception&) {
+      throw tile::error("TILE_CPU_THREADS must be a number, got '" + env::get("TILE_CPU_THREADS") + "'");
+    }
     if (n == 0) n = 1;
     for (unsigned i = 1; i < n; ++i) workers_.emplace_back([this] { work(); });
   }
