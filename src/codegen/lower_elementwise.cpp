@@ -75,7 +75,13 @@ void Lowering::lower_elementwise(const ir::Op& op) {
     }
   }
 
-  if (fusible(op.result())) {
+  // Fuse into the consumer when used once in this block, or — used any number of times — when
+  // every operand is an index expression (affine/uniform) and the op is cheap: a mask like
+  // `offs < n` then costs one compare per use instead of a pass over memory.
+  bool cheap_index_math = op.kind == OpKind::cmp || op.kind == OpKind::bit_and || op.kind == OpKind::bit_or ||
+                          op.kind == OpKind::bit_xor || op.kind == OpKind::bit_not || op.kind == OpKind::select;
+  for (const TV* t : in) cheap_index_math &= t->k == TV::K::affine || t->k == TV::K::uniform || t->k == TV::K::scalar;
+  if (fusible(op.result()) || cheap_index_math) {
     std::vector<TV> args;
     for (const TV* t : in) args.push_back(*t);
     TV r{TV::K::lazy, nullptr, {}, rt};
