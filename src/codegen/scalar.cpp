@@ -84,8 +84,22 @@ llvm::Value* Lowering::convert(llvm::Value* v, const ir::Type& from, const ir::T
   if (is_float(t)) {
     const bool s = is_signed(f);
     if (t == dtype::f32 || t == dtype::f64) return s ? b->CreateSIToFP(v, rt) : b->CreateUIToFP(v, rt);
-    llvm::Value* d = s ? b->CreateSIToFP(v, b->getDoubleTy()) : b->CreateUIToFP(v, b->getDoubleTy());
-    return from_compute(d, t);
+    if (v->getType()->getIntegerBitWidth() < 64) {  // exact in a double
+      llvm::Value* d = s ? b->CreateSIToFP(v, b->getDoubleTy()) : b->CreateUIToFP(v, b->getDoubleTy());
+      return from_compute(d, t);
+    }
+    // 64 bits: the magnitude rounded to odd at 53 significant bits is exact in a double, and
+    // rounding to odd composes, so from_compute's f64 -> f32 (to odd) -> 16 bits (to nearest
+    // even) rounds the integer once.
+    llvm::Value* neg = s ? b->CreateICmpSLT(v, b->getInt64(0)) : b->getFalse();
+    llvm::Value* m = b->CreateSelect(neg, b->CreateSub(b->getInt64(0), v), v);  // |v| as unsigned
+    llvm::Value* lz = b->CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, m, b->getFalse());
+    llvm::Value* sh = b->CreateSelect(b->CreateICmpULT(lz, b->getInt64(11)), b->CreateSub(b->getInt64(11), lz), b->getInt64(0));
+    llvm::Value* low = b->CreateAnd(m, b->CreateSub(b->CreateShl(b->getInt64(1), sh), b->getInt64(1)));
+    llvm::Value* kept = b->CreateLShr(m, sh);
+    kept = b->CreateSelect(b->CreateICmpNE(low, b->getInt64(0)), b->CreateOr(kept, b->getInt64(1)), kept);
+    llvm::Value* d = b->CreateUIToFP(b->CreateShl(kept, sh), b->getDoubleTy());
+    return from_compute(b->CreateSelect(neg, b->CreateFNeg(d), d), t);
   }
   if (t == dtype::i1) return b->CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
   return is_signed(f) ? b->CreateSExtOrTrunc(v, rt) : b->CreateZExtOrTrunc(v, rt);

@@ -208,11 +208,9 @@ TEST_CASE("scan forward and reverse along each axis; non-commutative and two-ope
 
 namespace {
 
-Both run_dot(dtype ti, dtype tacc, std::int64_t M, std::int64_t Kd, std::int64_t N, const Arr& a, const Arr& b, const Arr& c,
-             precision prec) {
+/// acc + a[M, K] @ b[K, N] (the dtypes are the arrays').
+Both run_dot(std::int64_t M, std::int64_t Kd, std::int64_t N, const Arr& a, const Arr& b, const Arr& c, precision prec) {
   return run_tiles("dot", {{a, {M, Kd}}, {b, {Kd, N}}, {c, {M, N}}}, [&](K& k, const std::vector<Value*>& x) {
-    (void)ti;
-    (void)tacc;
     return std::vector<Value*>{k.v(OpKind::dot, {x[0], x[1], x[2]}, x[2]->type, A({static_cast<std::int64_t>(prec)}))};
   });
 }
@@ -224,9 +222,9 @@ TEST_CASE("dot: f32 at tf32 and ieee precision; f16/bf16 with 16-bit and f32 acc
   for (precision p : {precision::tf32, precision::tf32x3, precision::ieee}) {
     CAPTURE(static_cast<int>(p));
     Arr a = random_floats(dtype::f32, M * Kd), b = random_floats(dtype::f32, Kd * N), c = random_floats(dtype::f32, M * N);
-    Both r = run_dot(dtype::f32, dtype::f32, M, Kd, N, a, b, c, p);
+    Both r = run_dot(M, Kd, N, a, b, c, p);
     if (p == precision::tf32) {  // tf32 really rounds the inputs: differs from ieee somewhere
-      Both ie = run_dot(dtype::f32, dtype::f32, M, Kd, N, a, b, c, precision::ieee);
+      Both ie = run_dot(M, Kd, N, a, b, c, precision::ieee);
       CHECK(std::memcmp(ie.cpu[3].bytes.data(), r.cpu[3].bytes.data(), r.cpu[3].bytes.size()) != 0);
     }
   }
@@ -234,34 +232,34 @@ TEST_CASE("dot: f32 at tf32 and ieee precision; f16/bf16 with 16-bit and f32 acc
     for (dtype acc : {ti, dtype::f32}) {
       CAPTURE(name(ti));
       CAPTURE(name(acc));
-      run_dot(ti, acc, 16, 16, 16, random_floats(ti, 256, -8, 8), random_floats(ti, 256, -8, 8), random_floats(acc, 256, -100, 100),
+      run_dot(16, 16, 16, random_floats(ti, 256, -8, 8), random_floats(ti, 256, -8, 8), random_floats(acc, 256, -100, 100),
               precision::ieee);
-      run_dot(ti, acc, 3, 5, 7, random_floats(ti, 15), random_floats(ti, 35), random_floats(acc, 21), precision::tf32);
+      run_dot(3, 5, 7, random_floats(ti, 15), random_floats(ti, 35), random_floats(acc, 21), precision::tf32);
     }
   }
-  run_dot(dtype::f64, dtype::f64, 8, 9, 10, random_floats(dtype::f64, 72), random_floats(dtype::f64, 90), random_floats(dtype::f64, 80),
+  run_dot(8, 9, 10, random_floats(dtype::f64, 72), random_floats(dtype::f64, 90), random_floats(dtype::f64, 80),
           precision::ieee);
   // f16 inputs into an f64 accumulator, f32 inputs into f16
-  run_dot(dtype::f16, dtype::f64, 4, 4, 4, random_floats(dtype::f16, 16), random_floats(dtype::f16, 16), random_floats(dtype::f64, 16),
+  run_dot(4, 4, 4, random_floats(dtype::f16, 16), random_floats(dtype::f16, 16), random_floats(dtype::f64, 16),
           precision::ieee);
-  run_dot(dtype::f32, dtype::f16, 4, 8, 4, random_floats(dtype::f32, 32), random_floats(dtype::f32, 32), random_floats(dtype::f16, 16),
+  run_dot(4, 8, 4, random_floats(dtype::f32, 32), random_floats(dtype::f32, 32), random_floats(dtype::f16, 16),
           precision::tf32);
 }
 
 TEST_CASE("dot: i8 and u8 into i32, wrapping i16 and i32 accumulators") {
-  run_dot(dtype::i8, dtype::i32, 16, 32, 16, random_ints(dtype::i8, 512), random_ints(dtype::i8, 512), random_ints(dtype::i32, 256),
+  run_dot(16, 32, 16, random_ints(dtype::i8, 512), random_ints(dtype::i8, 512), random_ints(dtype::i32, 256),
           precision::ieee);
-  run_dot(dtype::u8, dtype::i32, 8, 16, 8, random_ints(dtype::u8, 128), random_ints(dtype::u8, 128), random_ints(dtype::i32, 64),
+  run_dot(8, 16, 8, random_ints(dtype::u8, 128), random_ints(dtype::u8, 128), random_ints(dtype::i32, 64),
           precision::ieee);
-  run_dot(dtype::i8, dtype::i16, 8, 64, 8, random_ints(dtype::i8, 512), random_ints(dtype::i8, 512), random_ints(dtype::i16, 64),
+  run_dot(8, 64, 8, random_ints(dtype::i8, 512), random_ints(dtype::i8, 512), random_ints(dtype::i16, 64),
           precision::ieee);
-  run_dot(dtype::i32, dtype::i32, 4, 8, 4, random_ints(dtype::i32, 32), random_ints(dtype::i32, 32), random_ints(dtype::i32, 16),
+  run_dot(4, 8, 4, random_ints(dtype::i32, 32), random_ints(dtype::i32, 32), random_ints(dtype::i32, 16),
           precision::ieee);
-  run_dot(dtype::u8, dtype::u32, 4, 8, 4, random_ints(dtype::u8, 32), random_ints(dtype::u8, 32), random_ints(dtype::u32, 16),
+  run_dot(4, 8, 4, random_ints(dtype::u8, 32), random_ints(dtype::u8, 32), random_ints(dtype::u32, 16),
           precision::ieee);
   // i8 extremes: -128 * -128 summed past INT32_MAX wraps
   Arr a = arr(dtype::i8, std::vector<i8>(2 * 64, -128)), b = arr(dtype::i8, std::vector<i8>(64 * 2, -128));
-  Both r = run_dot(dtype::i8, dtype::i32, 2, 64, 2, a, b, arr(dtype::i32, std::vector<i32>(4, INT32_MAX)), precision::ieee);
+  Both r = run_dot(2, 64, 2, a, b, arr(dtype::i32, std::vector<i32>(4, INT32_MAX)), precision::ieee);
   CHECK(r.cpu[3].get<i32>(0) == static_cast<i32>(static_cast<u32>(INT32_MAX) + 64u * 16384u));
 }
 

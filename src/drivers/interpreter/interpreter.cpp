@@ -20,12 +20,14 @@
 //   every op. Comparisons are ordered (NaN: false, except ne: true). minimum/maximum are IEEE
 //   minNum/maxNum (a NaN operand yields the other; -0 orders below +0). rem is fmod; rsqrt is
 //   1/sqrt in the compute type; exp, exp2, log, log2, sqrt, sin, cos, erf, floor, ceil are
-//   <cmath> in the compute type; fma is std::fma in the compute type, then rounded.
+//   <cmath> in the compute type; fma is std::fma in the compute type, then rounded. A NaN result
+//   is some NaN: its sign, payload and quiet bit are unspecified (compiled backends, like GPUs,
+//   may return another NaN than the interpreter does); every other result is bit-exact.
 // cast: float -> int truncates toward zero, NaN -> 0, out of range saturates; int -> float and
 //   float -> float round to nearest even, correctly (no double rounding); int -> int truncates
 //   or extends by the source's signedness; anything -> i1 is (x != 0), so NaN -> 1; a pointer
 //   <-> i64/u64 keeps the address. bitcast reinterprets the bits between types of one width
-//   (pointers count 64; i1 is rejected); NaN payloads survive.
+//   (pointers count 64; i1 is rejected); bitcast keeps NaN payloads.
 // constant: attrs.ints[0] (ints wrap to the width, pointers) or attrs.f (rounded to the dtype);
 //   a tile constant is a splat. program_id/num_programs from the grid; arange {start, end}.
 // Shapes: splat; broadcast stretches extents of 1; expand_dims/reshape keep the row-major
