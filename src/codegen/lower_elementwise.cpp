@@ -83,15 +83,20 @@ void Lowering::lower_elementwise(const ir::Op& op) {
   for (const TV* t : in) cheap_index_math &= t->k == TV::K::affine || t->k == TV::K::uniform || t->k == TV::K::scalar;
   if (fusible(op.result()) || cheap_index_math) {
     std::vector<TV> args;
-    for (const TV* t : in) args.push_back(*t);
     TV r{TV::K::lazy, nullptr, {}, rt};
+    for (const TV* t : in) {
+      args.push_back(*t);
+      if (t->k == TV::K::lazy) r.reads.insert(r.reads.end(), t->reads.begin(), t->reads.end());
+    }
     r.fn = std::make_shared<const std::function<llvm::Value*(const Index&)>>(
         [this, &op, args = std::move(args)](const Index& ix) {
           std::vector<llvm::Value*> vals;
           for (const TV& t : args) vals.push_back(elem(t, ix));
           return scalar_op(op, vals);
         });
+    const bool reads = !r.reads.empty();
     set(op.result(), std::move(r));
+    if (reads) note_reads(op.result());
     return;
   }
   set(op.result(), compute(rt, [&](const Index& ix) {

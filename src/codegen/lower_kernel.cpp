@@ -5,6 +5,8 @@
 
 #include "codegen/lowering.hpp"
 
+#include <algorithm>
+
 namespace tile::codegen {
 
 using ir::OpKind;
@@ -23,6 +25,16 @@ void Lowering::unsupported(const ir::Op& op, const std::string& why) const {
 bool Lowering::fusible(const ir::Value* v) const {
   auto it = uses_.find(v);
   return it != uses_.end() && it->second == 1 && !used_elsewhere_.count(v);
+}
+
+void Lowering::flush_reads(const std::vector<const ir::Value*>& keep) {
+  std::vector<const ir::Value*> pending;
+  pending.swap(pending_reads_);
+  for (const ir::Value* v : pending) {
+    if (std::find(keep.begin(), keep.end(), v) != keep.end()) continue;
+    auto it = values_.find(v);
+    if (it != values_.end() && it->second.k == TV::K::lazy) it->second = materialize(it->second);
+  }
 }
 
 const TV& Lowering::get(const ir::Value* v) const {
@@ -62,16 +74,44 @@ std::unique_ptr<llvm::Module> Lowering::run(const ir::Function& f, const std::st
   if (llvm::verifyFunction(*fn, &os))
     throw tile::error("codegen: internal error: invalid LLVM IR for kernel '" + f.name + "': " + os.str());
   values_.clear();
+  pending_reads_.clear();
   mod = nullptr;
   fn = nullptr;
   return m;
 }
 
 void Lowering::lower_block(const ir::Block& blk) {
-  for (const auto& op : blk.ops) lower_op(*op);
+  // lazies are used in their own block: none outlives it (a nested block's must not be
+  // materialized later outside it)
+  const std::size_t outer = pending_reads_.size();
+  for (const auto& op : blk.ops) {
+    lower_op(*op);
+    // an op consumed its lazy operands: they are no longer pending
+    std::erase_if(pending_reads_, [&](const ir::Value* v) {
+      return std::find(op->operands.begin(), op->operands.end(), v) != op->operands.end();
+    });
+  }
+  if (pending_reads_.size() > outer) pending_reads_.resize(outer);
 }
 
 void Lowering::lower_op(const ir::Op& op) {
+  // ops that may write memory (or contain ops that do) see every earlier load done
+  switch (op.kind) {
+    case OpKind::store:
+    case OpKind::atomic_rmw:
+    case OpKind::atomic_cas:
+    case OpKind::for_:
+    case OpKind::while_:
+    case OpKind::if_:
+    case OpKind::reduce:
+    case OpKind::scan: {
+      std::vector<const ir::Value*> keep;
+      if (op.kind == OpKind::store) keep.assign(op.operands.begin(), op.operands.end());
+      flush_reads(keep);
+      break;
+    }
+    default: break;
+  }
   const auto& rt = [&]() -> const ir::Type& { return op.result()->type; };
   switch (op.kind) {
     case OpKind::constant: {

@@ -5,6 +5,8 @@
 // NaN-ignoring float max/min) has the interpreter's exact semantics.
 #include "codegen/lowering.hpp"
 
+#include <optional>
+
 namespace tile::codegen {
 
 using ir::OpKind;
@@ -12,6 +14,37 @@ using ir::OpKind;
 namespace {
 llvm::Value* zero_of(llvm::Type* t) { return llvm::Constant::getNullValue(t); }
 }  // namespace
+
+std::optional<std::pair<llvm::Value*, llvm::Value*>> Lowering::byte_range(const TV& p) {
+  // [lo, hi) as i64 addresses of the elements an affine or uniform pointer tile may touch
+  if (p.k != TV::K::affine && p.k != TV::K::uniform && p.k != TV::K::scalar) return std::nullopt;
+  const std::int64_t es = size_of(p.type.elem);
+  std::int64_t lo = 0, hi = 0;
+  if (p.k == TV::K::affine)
+    for (std::size_t d = 0; d < p.coef.size(); ++d) {
+      const std::int64_t span = p.coef[d] * (p.type.shape.at(d) - 1);
+      (span < 0 ? lo : hi) += span;
+    }
+  llvm::Value* base = b->CreatePtrToInt(p.v, b->getInt64Ty());
+  return std::make_pair(b->CreateAdd(base, i64(lo * es)), b->CreateAdd(base, i64(hi * es + es)));
+}
+
+llvm::Value* Lowering::fused_store_is_safe(const TV& dst, const std::vector<TV>& reads, const ir::Type&) {
+  auto d = byte_range(dst);
+  if (!d) return nullptr;
+  llvm::Value* ok = b->getTrue();
+  for (const TV& r : reads) {
+    auto s = byte_range(r);
+    if (!s) return nullptr;
+    // disjoint, or the same element mapping (each element read just before it is written)
+    llvm::Value* disjoint = b->CreateOr(b->CreateICmpULE(d->second, s->first), b->CreateICmpULE(s->second, d->first));
+    llvm::Value* same = b->getFalse();
+    if (r.k == dst.k && r.coef == dst.coef && size_of(r.type.elem) == size_of(dst.type.elem))
+      same = b->CreateICmpEQ(b->CreatePtrToInt(r.v, b->getInt64Ty()), b->CreatePtrToInt(dst.v, b->getInt64Ty()));
+    ok = b->CreateAnd(ok, b->CreateOr(disjoint, same));
+  }
+  return ok;
+}
 
 void Lowering::lower_memory(const ir::Op& op) {
   const ir::Type& pt = op.operand(0)->type;
@@ -45,6 +78,27 @@ void Lowering::lower_memory(const ir::Op& op) {
         set(op.result(), scalar(one(Index{{}, i64(0)}), rt));
         return;
       }
+      if (fusible(op.result()) && !vol) {  // fused into its consumer (see lowering.hpp)
+        TV r{TV::K::lazy, nullptr, {}, rt};
+        r.reads.push_back(ptr);
+        if (mask && mask->k == TV::K::lazy) r.reads.insert(r.reads.end(), mask->reads.begin(), mask->reads.end());
+        if (other && other->k == TV::K::lazy) r.reads.insert(r.reads.end(), other->reads.begin(), other->reads.end());
+        const TV p = ptr;
+        const std::optional<TV> m = mask ? std::optional<TV>(*mask) : std::nullopt;
+        const std::optional<TV> o = other ? std::optional<TV>(*other) : std::nullopt;
+        r.fn = std::make_shared<const std::function<llvm::Value*(const Index&)>>(
+            [this, p, m, o, st, rty, is_i1 = vt.elem == dtype::i1](const Index& ix) -> llvm::Value* {
+              auto ld = [&]() -> llvm::Value* {
+                llvm::Value* v = b->CreateLoad(st, elem(p, ix));
+                return is_i1 ? b->CreateICmpNE(v, llvm::ConstantInt::get(st, 0)) : v;
+              };
+              if (!m) return ld();
+              return if_else(elem(*m, ix), ld, [&] { return o ? elem(*o, ix) : zero_of(rty); }, "ld");
+            });
+        set(op.result(), std::move(r));
+        note_reads(op.result());
+        return;
+      }
       set(op.result(), compute(rt, one));
       return;
     }
@@ -64,10 +118,49 @@ void Lowering::lower_memory(const ir::Op& op) {
         }
         if_else(elem(*mask, ix), st1, nullptr, "st");
       };
-      if (pt.is_scalar())
+      if (pt.is_scalar()) {
         one(Index{{}, i64(0)});
-      else
+        return;
+      }
+      std::vector<TV> reads;
+      for (const TV* t : {&val, mask, &ptr})
+        if (t && t->k == TV::K::lazy) reads.insert(reads.end(), t->reads.begin(), t->reads.end());
+      llvm::Value* safe = reads.empty() ? nullptr : fused_store_is_safe(ptr, reads, vt);
+      if (!safe) {
+        if (!reads.empty()) {  // no proof possible: load everything first
+          TV v2 = materialize(val);
+          std::optional<TV> m2 = mask ? std::optional<TV>(materialize(*mask)) : std::nullopt;
+          TV p2 = ptr.k == TV::K::lazy ? materialize(ptr) : ptr;
+          loop_nest(pt.shape, [&](const Index& ix) {
+            llvm::Value* p = elem(p2, ix);
+            auto st1 = [&]() -> llvm::Value* {
+              b->CreateStore(to_storage(elem(v2, ix), vt), p);
+              return nullptr;
+            };
+            if (!m2) st1();
+            else if_else(elem(*m2, ix), st1, nullptr, "st");
+          });
+          return;
+        }
         loop_nest(pt.shape, one);
+        return;
+      }
+      // fused when the store cannot overwrite an element still to be read, else unfused
+      if_else(safe, [&]() -> llvm::Value* { loop_nest(pt.shape, one); return nullptr; },
+              [&]() -> llvm::Value* {
+                TV v2 = materialize(val);
+                std::optional<TV> m2 = mask ? std::optional<TV>(materialize(*mask)) : std::nullopt;
+                loop_nest(pt.shape, [&](const Index& ix) {
+                  llvm::Value* p = elem(ptr, ix);
+                  auto st1 = [&]() -> llvm::Value* {
+                    b->CreateStore(to_storage(elem(v2, ix), vt), p);
+                    return nullptr;
+                  };
+                  if (!m2) st1();
+                  else if_else(elem(*m2, ix), st1, nullptr, "st");
+                });
+                return nullptr;
+              }, "fuse");
       return;
     }
     case OpKind::atomic_rmw:

@@ -8,8 +8,11 @@
 //            load through `ptr + pid * B + arange(B)` become a contiguous, vectorizable access;
 //   buffer   the elements in row-major order in stack memory (storage types, see storage_type),
 //            or a strided view of such memory (broadcast, expand_dims, permute, split);
-//   lazy     a pure elementwise op used once, in its own block: computed inside its consumer's
-//            loop (fusion), never stored.
+//   lazy     a pure elementwise op or a load used once, in its own block: computed inside its
+//            consumer's loop (fusion), never stored. A lazy that reads memory is materialized
+//            before any op that writes memory (flush_reads), so loads keep their order with
+//            stores; a store that consumes one checks at run time that it does not overwrite
+//            elements still to be read (else it takes an unfused path).
 // Elementwise ops on tiles become loop nests over the shape (innermost: the last axis) that
 // LLVM's loop vectorizer turns into vector code; the scalar semantics of each op (scalar.cpp)
 // match the interpreter's exactly.
@@ -23,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -61,6 +65,9 @@ struct TV {
   /// lazy: computes element ix at the point of use (a single-use elementwise op fused into its
   /// consumer's loop; never a load, so reordering it is safe).
   std::shared_ptr<const std::function<llvm::Value*(const Index&)>> fn;
+  /// lazy: the pointer tiles of the loads fused into it (a store consuming it checks that it
+  /// does not overwrite what it still has to read).
+  std::vector<TV> reads;
   bool contiguous() const { return k == K::buffer && coef.empty(); }
 };
 
@@ -160,6 +167,12 @@ class Lowering {
   llvm::Value* if_else(llvm::Value* cond, const std::function<llvm::Value*()>& then_fn,
                        const std::function<llvm::Value*()>& else_fn, const char* name = "if");
 
+  /// The byte range [lo, hi) an affine/uniform pointer tile's elements occupy (none for others).
+  std::optional<std::pair<llvm::Value*, llvm::Value*>> byte_range(const TV& p);
+  /// i1: true when a store through `dst` cannot overwrite an element the fused `reads` have yet
+  /// to read; null when that cannot be decided (then the caller does not fuse).
+  llvm::Value* fused_store_is_safe(const TV& dst, const std::vector<TV>& reads, const ir::Type& elem);
+
   [[noreturn]] void unsupported(const ir::Op& op, const std::string& why) const;
 
  private:
@@ -169,6 +182,14 @@ class Lowering {
  public:
   /// May `v` be computed lazily at its one use (see TV::K::lazy)?
   bool fusible(const ir::Value* v) const;
+  /// Before an op that may write memory: materialize every pending lazy that reads memory,
+  /// except `keep` (the op's own operands, which it checks itself).
+  void flush_reads(const std::vector<const ir::Value*>& keep);
+  /// Note a new lazy value that reads memory.
+  void note_reads(const ir::Value* v) { pending_reads_.push_back(v); }
+ private:
+  std::vector<const ir::Value*> pending_reads_;
+ public:
 };
 
 }  // namespace tile::codegen

@@ -1015,3 +1015,91 @@ TEST_CASE("cpu: sample-like kernels give the interpreter's results bit for bit")
     CHECK(got[0] == wmax);
   }
 }
+
+// ---- fused loads and stores -------------------------------------------------------------------
+// The CPU backend computes a single-use load inside its consumer's loop (codegen/lowering.hpp).
+// Semantics must not change: every load of a program happens before any later store, so a store
+// that overlaps a fused load at a different element takes the unfused path, and a store between
+// a load and its use sees the load done first.
+
+auto shift_in_place = tile::kernel("jit_shift_in_place", [](tl::ptr<float> p, tl::i32 n, tl::i32 by) {
+  auto offs = tl::arange(0, 64);
+  auto v = tl::load(p + offs, offs < n);
+  tl::store(p + offs + by, v * 2.f, offs + by < n);  // overlaps the load at another element
+});
+auto same_place = tile::kernel("jit_scale_in_place", [](tl::ptr<float> p, tl::i32 n) {
+  auto offs = tl::arange(0, 64);
+  tl::store(p + offs, tl::load(p + offs, offs < n) + 1.f, offs < n);  // each element read, then written
+});
+auto reverse_in_place = tile::kernel("jit_reverse_in_place", [](tl::ptr<float> p) {
+  auto offs = tl::arange(0, 64);
+  tl::store(p + (63 - offs), tl::load(p + offs));  // a negative coefficient, full overlap
+});
+auto store_between = tile::kernel("jit_store_between", [](tl::ptr<float> x, tl::ptr<float> y) {
+  auto offs = tl::arange(0, 64);
+  auto v = tl::load(x + offs);
+  tl::store(x + offs, tl::zeros<float>({64}));  // x is cleared after it was read
+  tl::store(y + offs, v + 1.f);
+});
+
+auto loop_loads = tile::kernel("jit_loop_loads", [](tl::ptr<float> x, tl::ptr<float> y, tl::i32 n) {
+  auto offs = tl::arange(0, 16);
+  auto acc = tl::zeros<float>({16});
+  tl::for_range(0, n, 16, [&](tl::tensor off) {  // loads fused inside a loop body, a store after it
+    acc += tl::load(x + off + offs, off + offs < n, 0.0f) * 2.f;
+  });
+  tl::store(y + offs, acc);
+});
+
+TEST_CASE("cpu: fused loads keep their order with stores (in place, shifted, reversed, stores between)") {
+  if (!cpu_available()) return;
+  tile::device devs[2] = {tile::device::get("cpu"), tile::device::get("interpreter")};
+  const auto h = random_floats(64, 42);
+  for (int by : {1, 3, -1}) {
+    CAPTURE(by);
+    std::vector<float> got[2];
+    for (int d = 0; d < 2; ++d) {
+      auto p = devs[d].upload(h);
+      if (by < 0)
+        same_place[{1}](p, 60);
+      else
+        shift_in_place[{1}](p, 64, by);
+      got[d] = p.to_host();
+    }
+    check_same_bits(got[0], got[1], "in place");
+    if (by > 0) CHECK(got[0][static_cast<std::size_t>(by + 5)] == h[5] * 2.f);  // the old value, not a re-read one
+  }
+  {
+    std::vector<float> got[2];
+    for (int d = 0; d < 2; ++d) {
+      auto p = devs[d].upload(h);
+      reverse_in_place[{1}](p);
+      got[d] = p.to_host();
+    }
+    check_same_bits(got[0], got[1], "reversed in place");
+    CHECK(got[0][0] == h[63]);
+    CHECK(got[0][63] == h[0]);
+  }
+  {
+    std::vector<float> gx[2], gy[2];
+    for (int d = 0; d < 2; ++d) {
+      auto x = devs[d].upload(h);
+      auto y = devs[d].alloc<float>(64);
+      store_between[{1}](x, y);
+      gx[d] = x.to_host();
+      gy[d] = y.to_host();
+    }
+    check_same_bits(gy[0], gy[1], "a store between a load and its use");
+    std::vector<float> gl[2];
+    const auto hl = random_floats(100, 43);
+    for (int d = 0; d < 2; ++d) {
+      auto x2 = devs[d].upload(hl);
+      auto y2 = devs[d].alloc<float>(16);
+      loop_loads[{1}](x2, y2, 100);
+      gl[d] = y2.to_host();
+    }
+    check_same_bits(gl[0], gl[1], "loads in a loop body, the store after the loop");
+    CHECK(gy[0][7] == h[7] + 1.f);
+    CHECK(gx[0][7] == 0.f);
+  }
+}
