@@ -146,6 +146,7 @@ class Lowering {
   void lower_shape(const ir::Op& op);
   void lower_memory(const ir::Op& op);
   void lower_reduce(const ir::Op& op);
+  void lower_reorderable_reduce(const ir::Op& op, const ir::Op& combine);
   void lower_dot(const ir::Op& op);
   void lower_control(const ir::Op& op);
   void lower_debug(const ir::Op& op);
