@@ -102,9 +102,7 @@ void Lowering::lower_op(const ir::Op& op) {
     case OpKind::atomic_cas:
     case OpKind::for_:
     case OpKind::while_:
-    case OpKind::if_:
-    case OpKind::reduce:
-    case OpKind::scan: {
+    case OpKind::if_: {
       std::vector<const ir::Value*> keep;
       if (op.kind == OpKind::store) keep.assign(op.operands.begin(), op.operands.end());
       flush_reads(keep);
