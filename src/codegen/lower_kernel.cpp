@@ -66,9 +66,12 @@ std::unique_ptr<llvm::Module> Lowering::run(const ir::Function& f, const std::st
     llvm::Value* v = target.kernel_arg(*this, i, reg_type(a->type));
     set(a, scalar(v, a->type));
   }
+  scratch_bytes_ = 0;
+  scratch_base_ = nullptr;
   lower_block(f.body);
   llvm::IRBuilder<> eb(entry);
   eb.CreateBr(body);
+  target.finish_kernel(*this, scratch_bytes_);
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyFunction(*fn, &os))

@@ -108,7 +108,10 @@ class Lowering {
   TV uniform(llvm::Value* v, const ir::Type& t) const { return TV{TV::K::uniform, v, {}, t}; }
 
   // ---- tiles (tiles.cpp) ----
-  /// A stack buffer for `t`'s elements (an alloca in the entry block, 64-byte aligned).
+  /// Memory for `t`'s elements, 64-byte aligned: an alloca in the entry block, or for tiles over
+  /// kStackTile bytes a slice of the program's scratch memory (the stack stays small whatever
+  /// the tile sizes; each buffer has its own slice).
+  static constexpr std::uint64_t kStackTile = 16 * 1024;
   llvm::Value* alloc_buffer(const ir::Type& t, const char* name = "tile");
   /// Loop nest over `shape` (innermost: the last axis); `body` emits one element's code.
   void loop_nest(const std::vector<std::int64_t>& shape, const std::function<void(const Index&)>& body);
@@ -190,6 +193,8 @@ class Lowering {
   void note_reads(const ir::Value* v) { pending_reads_.push_back(v); }
  private:
   std::vector<const ir::Value*> pending_reads_;
+  std::uint64_t scratch_bytes_ = 0;
+  llvm::Value* scratch_base_ = nullptr;
  public:
 };
 

@@ -17,6 +17,10 @@
 #include <vector>
 
 namespace llvm {
+class ConstantFolder;
+class IRBuilderDefaultInserter;
+template <typename FolderTy, typename InserterTy>
+class IRBuilder;
 class Function;
 class Module;
 class Type;
@@ -31,6 +35,7 @@ struct Op;
 namespace tile::codegen {
 
 class Lowering;
+using Builder = llvm::IRBuilder<llvm::ConstantFolder, llvm::IRBuilderDefaultInserter>;
 
 class TargetHooks {
  public:
@@ -51,6 +56,11 @@ class TargetHooks {
   /// device_print: `data[k]` is the address of operand k's elements in row-major storage
   /// (a scalar's address for scalars).
   virtual void emit_print(Lowering& L, const ir::Op& op, const std::vector<llvm::Value*>& data) const = 0;
+  /// The base address of the program's scratch memory, where tiles too large for the stack live
+  /// (emitted with `at`, in the kernel's entry block).
+  virtual llvm::Value* scratch_base(Lowering& L, Builder& at) const = 0;
+  /// Called once the kernel is lowered: `scratch_bytes` of scratch memory are needed per program.
+  virtual void finish_kernel(Lowering& L, std::uint64_t scratch_bytes) const = 0;
   /// A run-time failure: report it and leave the kernel. Called in a block of its own; must end
   /// it with a terminator. `value` (i64): the failing element's flat index (assert_fail) or the
   /// offending number (bad_step).

@@ -53,8 +53,16 @@ std::vector<std::int64_t> Lowering::row_major(const std::vector<std::int64_t>& s
 }
 
 llvm::Value* Lowering::alloc_buffer(const ir::Type& t, const char* name) {
-  llvm::IRBuilder<> eb(entry, entry->begin());
   auto* ty = llvm::ArrayType::get(storage_type(t), static_cast<std::uint64_t>(std::max<std::int64_t>(1, t.numel())));
+  const std::uint64_t bytes = mod->getDataLayout().getTypeAllocSize(ty);
+  if (bytes > kStackTile) {
+    llvm::IRBuilder<> eb(entry);  // after the allocas: the scratch base is computed once, in the entry block
+    if (!scratch_base_) scratch_base_ = target.scratch_base(*this, eb);
+    llvm::Value* p = eb.CreateConstInBoundsGEP1_64(eb.getInt8Ty(), scratch_base_, scratch_bytes_, name);
+    scratch_bytes_ += (bytes + 63) / 64 * 64;
+    return p;
+  }
+  llvm::IRBuilder<> eb(entry, entry->begin());
   auto* a = eb.CreateAlloca(ty, nullptr, name);
   a->setAlignment(llvm::Align(64));
   return a;

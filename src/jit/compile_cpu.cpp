@@ -5,6 +5,7 @@
 // caches.
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <mutex>
 #include <unordered_map>
@@ -31,7 +32,7 @@ namespace tile::jit {
 namespace {
 
 constexpr const char* kSymbol = "tile_kernel";
-constexpr const char* kOptions = "O3;abi=1";
+constexpr const char* kOptions = "O3;abi=2";  // abi: cpu_module.hpp's kernel ABI version
 
 struct caches {
   std::mutex mu;
@@ -151,8 +152,9 @@ std::unique_ptr<drivers::module> compile_cpu(std::shared_ptr<const ir::Function>
   auto mod = std::make_unique<drivers::cpu_module>();
   mod->kernel = fn->name;
   mod->sites = drivers::collect_cpu_sites(*fn);
-  loaded_code code = load_object(*object, kSymbol, fn->name);
+  loaded_code code = load_object(*object, kSymbol, fn->name, targets::cpu::kScratchSymbol);
   mod->fn = reinterpret_cast<drivers::cpu_kernel_fn>(code.entry);
+  std::memcpy(&mod->scratch_bytes, code.data, sizeof mod->scratch_bytes);
   mod->code = std::move(code.keep);
   timer.lap("load (ORC)");
   if (time) timer.print(fn->name);

@@ -40,7 +40,8 @@ Jit& the_jit() {
 
 }  // namespace
 
-loaded_code load_object(const std::string& object, const std::string& symbol, const std::string& kernel) {
+loaded_code load_object(const std::string& object, const std::string& symbol, const std::string& kernel,
+                        const char* data_symbol) {
   Jit& j = the_jit();
   std::lock_guard lock(j.mu);
   auto& es = j.jit->getExecutionSession();
@@ -66,6 +67,11 @@ loaded_code load_object(const std::string& object, const std::string& symbol, co
   if (!sym) throw tile::error("cpu backend: cannot find the kernel's entry point: " + message(sym.takeError()), {}, kernel);
   loaded_code r;
   r.entry = sym->toPtr<void*>();
+  if (data_symbol) {
+    auto d = j.jit->lookup(lib, data_symbol);
+    if (!d) throw tile::error("cpu backend: the compiled kernel lacks " + std::string(data_symbol) + ": " + message(d.takeError()), {}, kernel);
+    r.data = d->toPtr<void*>();
+  }
   llvm::orc::JITDylib* lp = &lib;
   r.keep = std::shared_ptr<void>(static_cast<void*>(lp), [](void*) {
     // JITDylibs stay until exit: removing one while another thread may still be launching its

@@ -10,10 +10,12 @@ namespace tile::jit {
 
 struct loaded_code {
   void* entry = nullptr;
+  void* data = nullptr;  // the `data_symbol`'s address (null when not asked for)
   std::shared_ptr<void> keep;  // the code stays loaded while this lives
 };
 
 /// Load `object` (an ELF object for the host) and look up `symbol`. Thread-safe.
-loaded_code load_object(const std::string& object, const std::string& symbol, const std::string& kernel);
+loaded_code load_object(const std::string& object, const std::string& symbol, const std::string& kernel,
+                        const char* data_symbol = nullptr);
 
 }  // namespace tile::jit

@@ -1103,3 +1103,45 @@ TEST_CASE("cpu: fused loads keep their order with stores (in place, shifted, rev
     CHECK(gx[0][7] == 0.f);
   }
 }
+
+// ---- tiles larger than a thread's stack -----------------------------------------------------------
+// A program's tiles can exceed any thread's stack (2^20 f32 = 4 MiB a tile, several live at once):
+// the CPU backend keeps tiles over 16 KiB in per-thread scratch memory instead.
+auto big_tiles = tile::kernel("jit_big_tiles", [](tl::ptr<float> x, tl::ptr<float> out, tl::i32 n,
+                                                  tl::constexpr_<"BLOCK"> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto m = offs < n;
+  auto a = tl::load(x + offs, m, 0.0f);  // used three times: kept in memory
+  auto b = a * a + 1.f;                  // used twice
+  tl::store(out + offs, b + a + tl::max(b, 0) + tl::sum(a, 0) * 0.f, m);
+});
+
+TEST_CASE("cpu: tiles of 2^16 to 2^20 elements (beyond the stack) run and agree with the interpreter") {
+  if (!cpu_available()) return;
+  tile::device cpu = tile::device::get("cpu"), interp = tile::device::get("interpreter");
+  for (int lg : {16, 18, 20}) {
+    const int block = 1 << lg, n = block * 2 + 17;
+    CAPTURE(block);
+    const auto hx = random_floats(static_cast<std::size_t>(n), 44);
+    std::vector<float> got[2];
+    tile::device devs[2] = {cpu, interp};
+    for (int d = 0; d < (lg <= 16 ? 2 : 1); ++d) {
+      auto x = devs[d].upload(hx);
+      auto out = devs[d].alloc<float>(static_cast<std::size_t>(n));
+      big_tiles[{tile::cdiv(n, block)}](x, out, n, "BLOCK"_c = block);
+      got[d] = out.to_host();
+    }
+    if (lg <= 16) check_same_bits(got[0], got[1], "2^16 elements");
+    // host reference for every size
+    for (int p = 0; p < tile::cdiv(n, block); ++p) {
+      float mx = -INFINITY;
+      for (int i = p * block; i < std::min(n, (p + 1) * block); ++i) {
+        const float a = hx[static_cast<std::size_t>(i)];
+        mx = std::max(mx, a * a + 1.f);
+      }
+      if ((p + 1) * block > n) mx = std::max(mx, 1.f);  // masked lanes read 0: b = 1
+      const std::size_t i = static_cast<std::size_t>(p * block);
+      CHECK(got[0][i] == hx[i] * hx[i] + 1.f + hx[i] + mx);
+    }
+  }
+}

@@ -96,6 +96,27 @@ thread_pool& pool() {
   return p;
 }
 
+/// This thread's scratch memory for large tiles, grown on demand, freed at thread exit.
+void* thread_scratch(std::uint64_t bytes) {
+  struct block {
+    void* p = nullptr;
+    std::uint64_t n = 0;
+    ~block() { std::free(p); }
+  };
+  thread_local block b;
+  if (bytes == 0) return nullptr;
+  if (b.n < bytes) {
+    std::free(b.p);
+    b.p = nullptr;
+    b.n = 0;
+    const std::uint64_t n = (bytes + 63) / 64 * 64;
+    b.p = std::aligned_alloc(64, n);
+    if (!b.p) throw tile::error("cpu: out of host memory for " + std::to_string(bytes) + " bytes of tile scratch");
+    b.n = n;
+  }
+  return b.p;
+}
+
 }  // namespace
 
 namespace {
@@ -160,6 +181,14 @@ class cpu_driver final : public driver {
       p.nprog[1] = static_cast<std::int32_t>(gy);
       p.nprog[2] = static_cast<std::int32_t>(gz);
       p.launch = &state;
+      try {
+        p.scratch = thread_scratch(mod.scratch_bytes);
+      } catch (...) {
+        std::lock_guard l(state.mu);
+        if (!state.error) state.error = std::current_exception();
+        state.failed.store(true);
+        return;
+      }
       for (;;) {
         if (state.failed.load(std::memory_order_relaxed)) return;
         const std::uint64_t id = next.fetch_add(1, std::memory_order_relaxed);

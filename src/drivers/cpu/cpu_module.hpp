@@ -6,7 +6,9 @@
 //   int32_t kernel(const uint64_t* args, cpu_program* program)
 // args[i] holds runtime argument i: a pointer's address, an integer sign- or zero-extended by
 // its type, a float's bits (f32/f16/bf16 in the low bits). It returns 0, or 1 after a failure
-// was reported through tile_cpu_fail (the launch then stops and throws it).
+// was reported through tile_cpu_fail (the launch then stops and throws it). Tiles too large for
+// the stack live in `program->scratch`, 64-byte aligned memory of the size the object's global
+// `tile_scratch_bytes` (an i64) gives, one block per thread.
 #pragma once
 
 #include <atomic>
@@ -25,7 +27,8 @@ namespace tile::drivers {
 struct cpu_program {
   std::int32_t pid[3];
   std::int32_t nprog[3];
-  void* launch;  // the launch's state, for the run-time services
+  void* launch;   // the launch's state, for the run-time services
+  void* scratch;  // this thread's memory for the kernel's large tiles (cpu_module::scratch_bytes)
 };
 /// The state of one launch, reachable from compiled code through cpu_program::launch.
 struct cpu_module;
@@ -55,6 +58,7 @@ struct cpu_module final : module {
   cpu_kernel_fn fn = nullptr;
   std::string kernel;
   std::vector<cpu_site> sites;
+  std::uint64_t scratch_bytes = 0;  // per-thread memory for large tiles
   std::shared_ptr<void> code;  // keeps the JIT-ed code alive
 };
 

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include <llvm/ADT/StringMap.h>
+#include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/Module.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/TargetSelect.h>
@@ -139,6 +140,17 @@ void CpuTarget::emit_fail(codegen::Lowering& L, const ir::Op& op, failure, llvm:
   if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) f->addFnAttr(llvm::Attribute::Cold);
   b.CreateCall(callee, {launch_of(L), b.getInt32(static_cast<std::uint32_t>(site_of(op))), L.fn->getArg(1), value});
   b.CreateRet(b.getInt32(1));
+}
+
+llvm::Value* CpuTarget::scratch_base(codegen::Lowering& L, codegen::Builder& at) const {
+  llvm::Value* field = at.CreateConstInBoundsGEP1_64(at.getInt8Ty(), L.fn->getArg(1), offsetof(drivers::cpu_program, scratch));
+  return at.CreateAlignedLoad(at.getPtrTy(), field, llvm::Align(8), "scratch");
+}
+
+void CpuTarget::finish_kernel(codegen::Lowering& L, std::uint64_t scratch_bytes) const {
+  auto* ty = llvm::Type::getInt64Ty(L.ctx);
+  new llvm::GlobalVariable(*L.mod, ty, true, llvm::GlobalValue::ExternalLinkage, llvm::ConstantInt::get(ty, scratch_bytes),
+                           kScratchSymbol);
 }
 
 }  // namespace tile::targets::cpu

@@ -26,6 +26,9 @@ const Host& host();
 /// A new target machine for the host at -O3 (one per compile: not shared across threads).
 std::unique_ptr<llvm::TargetMachine> make_target_machine();
 
+/// The object's global holding the kernel's scratch size (an i64).
+inline constexpr const char* kScratchSymbol = "tile_scratch_bytes";
+
 class CpuTarget final : public codegen::TargetHooks {
  public:
   /// `f`: the kernel about to be lowered (its print/assert/for ops are numbered as
@@ -40,6 +43,8 @@ class CpuTarget final : public codegen::TargetHooks {
   void emit_return(codegen::Lowering& L) const override;
   void emit_print(codegen::Lowering& L, const ir::Op& op, const std::vector<llvm::Value*>& data) const override;
   void emit_fail(codegen::Lowering& L, const ir::Op& op, failure kind, llvm::Value* value) const override;
+  llvm::Value* scratch_base(codegen::Lowering& L, codegen::Builder& at) const override;
+  void finish_kernel(codegen::Lowering& L, std::uint64_t scratch_bytes) const override;
 
  private:
   std::unordered_map<const ir::Op*, int> site_;
