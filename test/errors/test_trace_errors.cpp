@@ -337,7 +337,7 @@ TEST_CASE("assigning a non-pointer to a tl::ptr") {
     tl::store(out, 1.0f);
   });
   trace_fails(k, {"not a pointer to the same type"}, line);
-  auto k2 = tile::kernel("ptr_assign", [&line](tl::ptr<float> out, tl::i32) {
+  auto k2 = tile::kernel("ptr_assign", [](tl::ptr<float> out, tl::i32) {
     tl::ptr<float> p = out + 1;
     p = tl::arange(0, 16);
     tl::store(p, 1.0f);

@@ -1,0 +1,463 @@
+// src/drivers/cuda/cuda_driver.cpp — layer: drivers (cuda). The CUDA driver: device queries,
+// the primary context, memory, module loading (JIT with logs), argument packing and launches,
+// streams and events.
+#include "drivers/cuda/cuda_driver.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace tile::drivers {
+
+static_assert(std::endian::native == std::endian::little, "kernel arguments are packed for a little-endian host");
+
+namespace {
+
+std::string plural(long long n, const char* what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+/// The error for an index that names no device.
+tile::error no_such_device(int index, int count) {
+  std::string s = "CUDA device " + std::to_string(index) + " does not exist (this machine has " +
+                  plural(count, "CUDA device");
+  if (count > 0) s += ": indices 0 to " + std::to_string(count - 1);
+  return tile::error(s + ")");
+}
+
+const cuda_api& api_or_throw() {
+  std::string why;
+  const cuda_api* api = cuda_api::get(why);
+  if (!api) throw tile::error("no CUDA driver: " + why);
+  return *api;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Devices.
+
+std::string cuda_device_info::arch() const { return "sm_" + std::to_string(compute_capability()); }
+
+std::string cuda_device_info::describe() const {
+  char mem[32];
+  std::snprintf(mem, sizeof mem, "%.1f GiB", static_cast<double>(total_memory) / (1024.0 * 1024.0 * 1024.0));
+  return name + " (" + arch() + ", " + plural(sm_count, "SM") + ", " + mem + ")";
+}
+
+int cuda_device_count() {
+  std::string why;
+  const cuda_api* api = cuda_api::get(why);
+  int n = 0;
+  if (!api || api->cuDeviceGetCount(&n) != cu::CUDA_SUCCESS) return 0;
+  return n;
+}
+
+cuda_device_info query_device(int index) { return query_device(api_or_throw(), index); }
+
+cuda_device_info query_device(const cuda_api& api, int index) {
+  int count = 0;
+  cuda_check(api, api.cuDeviceGetCount(&count), "cuDeviceGetCount");
+  if (index < 0 || index >= count) throw no_such_device(index, count);
+  cu::CUdevice dev = 0;
+  cuda_check(api, api.cuDeviceGet(&dev, index), "cuDeviceGet");
+
+  cuda_device_info info;
+  info.index = index;
+  info.driver_version = api.driver_version;
+  char name[256] = {};
+  cuda_check(api, api.cuDeviceGetName(name, static_cast<int>(sizeof name) - 1, dev), "cuDeviceGetName");
+  info.name = name;
+  auto attr = [&](cu::CUdevice_attribute a) {
+    int v = 0;
+    cuda_check(api, api.cuDeviceGetAttribute(&v, a, dev), "cuDeviceGetAttribute");
+    return v;
+  };
+  info.sm_count = attr(cu::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  info.cc_major = attr(cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  info.cc_minor = attr(cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  info.warp_size = attr(cu::CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+  info.max_threads_per_block = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  info.max_shared_per_block = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+  info.max_shared_per_block_optin = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  info.max_shared_per_sm = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+  info.max_registers_per_block = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+  info.l2_bytes = attr(cu::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+  info.max_grid[0] = static_cast<std::uint32_t>(attr(cu::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X));
+  info.max_grid[1] = static_cast<std::uint32_t>(attr(cu::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y));
+  info.max_grid[2] = static_cast<std::uint32_t>(attr(cu::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z));
+  cuda_check(api, api.cuDeviceTotalMem_v2(&info.total_memory, dev), "cuDeviceTotalMem_v2");
+  return info;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The primary context.
+
+cuda_context::cuda_context(const cuda_api& api, int index) : api_(&api) {
+  cuda_check(api, api.cuDeviceGet(&dev_, index), "cuDeviceGet");
+  cuda_check(api, api.cuDevicePrimaryCtxRetain(&ctx_, dev_), "cuDevicePrimaryCtxRetain");
+}
+
+cuda_context::~cuda_context() {
+  // At process exit the driver may already be shutting down (CUDA_ERROR_DEINITIALIZED): ignored.
+  api_->cuDevicePrimaryCtxRelease_v2(dev_);
+}
+
+void cuda_context::make_current() const { cuda_check(*api_, api_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent"); }
+
+// ---------------------------------------------------------------------------------------------
+// Modules.
+
+cuda_module::~cuda_module() {
+  if (handle && ctx) {
+    const cuda_api& api = ctx->api();
+    if (api.cuCtxSetCurrent(ctx->handle()) == cu::CUDA_SUCCESS) api.cuModuleUnload(handle);
+  }
+}
+
+namespace {
+
+constexpr std::size_t kLogBytes = 64 * 1024;
+
+/// The text the JIT wrote into `buf`: `slot` holds the byte count it wrote back (the option's
+/// value slot itself, not a pointer), capped at the buffer and cut at the first NUL.
+std::string jit_log(const std::string& buf, void* slot) {
+  std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(slot)), buf.size());
+  n = ::strnlen(buf.data(), n);
+  std::string s = buf.substr(0, n);
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+void* slot_value(std::uintptr_t v) { return reinterpret_cast<void*>(v); }
+
+}  // namespace
+
+std::unique_ptr<cuda_module> cuda_driver::load_module(const cuda_module_source& src) {
+  const std::string kernel = src.kernel.empty() ? src.entry : src.kernel;
+  const char* what = src.fmt == cuda_module_source::format::ptx ? "PTX" : "cubin";
+  if (src.image.empty()) throw tile::error(std::string("empty ") + what + " image", {}, kernel);
+  if (src.entry.empty()) throw tile::error("no entry point named for the CUDA module", {}, kernel);
+  const int threads = 32 * src.num_warps;
+  if (src.num_warps < 1 || threads > info_.max_threads_per_block)
+    throw tile::error("num_warps = " + std::to_string(src.num_warps) + " is out of range: " + info_.arch() +
+                          " allows 1 to " + std::to_string(info_.max_threads_per_block / 32) + " warps per block",
+                      {}, kernel);
+  if (src.shared_bytes > static_cast<std::uint32_t>(info_.max_shared_per_block_optin))
+    throw tile::error("the kernel needs " + std::to_string(src.shared_bytes) + " bytes of shared memory per block; " +
+                          info_.name + " (" + info_.arch() + ") allows at most " +
+                          std::to_string(info_.max_shared_per_block_optin),
+                      {}, kernel);
+
+  make_current();
+  auto mod = std::make_unique<cuda_module>();
+  mod->ctx = ctx_;
+  mod->kernel = kernel;
+  mod->entry = src.entry;
+  mod->num_warps = src.num_warps;
+  mod->shared_bytes = src.shared_bytes;
+
+  std::string info_log(kLogBytes, '\0'), error_log(kLogBytes, '\0');
+  std::array<cu::CUjit_option, 6> options = {
+      cu::CU_JIT_INFO_LOG_BUFFER,  cu::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+      cu::CU_JIT_ERROR_LOG_BUFFER, cu::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+      cu::CU_JIT_LOG_VERBOSE,      cu::CU_JIT_WALL_TIME,
+  };
+  std::array<void*, 6> values = {
+      info_log.data(),  slot_value(kLogBytes),
+      error_log.data(), slot_value(kLogBytes),
+      slot_value(1),    nullptr,  // CU_JIT_WALL_TIME: a float is written into this slot
+  };
+  // PTX must be NUL-terminated: c_str() is.
+  const cu::CUresult r = api_->cuModuleLoadDataEx(&mod->handle, src.image.c_str(), static_cast<unsigned>(options.size()),
+                                                  options.data(), values.data());
+  mod->info_log = jit_log(info_log, values[1]);
+  std::memcpy(&mod->jit_ms, &values[5], sizeof(float));
+  if (r != cu::CUDA_SUCCESS) {
+    mod->handle = nullptr;
+    std::string log = jit_log(error_log, values[3]);
+    std::string detail = "loading " + std::string(what) + " for " + info_.arch() + "; ";
+    detail += log.empty() ? std::string("the JIT wrote no error log") : "JIT error log:\n" + log;
+    throw cuda_error(*api_, r, "cuModuleLoadDataEx", kernel, detail);
+  }
+
+  if (const cu::CUresult rf = api_->cuModuleGetFunction(&mod->fn, mod->handle, src.entry.c_str()); rf != cu::CUDA_SUCCESS)
+    throw cuda_error(*api_, rf, "cuModuleGetFunction", kernel, "no entry point '" + src.entry + "' in the module");
+
+  auto attr = [&](cu::CUfunction_attribute a) {
+    int v = 0;
+    cuda_check(*api_, api_->cuFuncGetAttribute(&v, a, mod->fn), "cuFuncGetAttribute", kernel);
+    return v;
+  };
+  mod->num_regs = attr(cu::CU_FUNC_ATTRIBUTE_NUM_REGS);
+  mod->static_shared_bytes = attr(cu::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+  mod->local_bytes = attr(cu::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+  mod->max_threads_per_block = attr(cu::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  if (threads > mod->max_threads_per_block)
+    throw tile::error("the kernel runs " + std::to_string(threads) + " threads per block (num_warps = " +
+                          std::to_string(src.num_warps) + ") but uses " + std::to_string(mod->num_regs) +
+                          " registers per thread, which allows at most " + std::to_string(mod->max_threads_per_block) +
+                          " on " + info_.arch(),
+                      {}, kernel);
+  const long long total_shared = static_cast<long long>(mod->static_shared_bytes) + src.shared_bytes;
+  if (total_shared > info_.max_shared_per_block_optin)
+    throw tile::error("the kernel needs " + std::to_string(total_shared) + " bytes of shared memory per block (" +
+                          std::to_string(mod->static_shared_bytes) + " static + " + std::to_string(src.shared_bytes) +
+                          " dynamic); " + info_.arch() + " allows at most " +
+                          std::to_string(info_.max_shared_per_block_optin),
+                      {}, kernel);
+  // Above the default limit (48 KiB less the static part), a kernel must opt in.
+  if (src.shared_bytes > 0 &&
+      src.shared_bytes > static_cast<std::uint32_t>(attr(cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)))
+    cuda_check(*api_,
+               api_->cuFuncSetAttribute(mod->fn, cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        static_cast<int>(src.shared_bytes)),
+               "cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)", kernel);
+  return mod;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The driver.
+
+cuda_driver::cuda_driver(const cuda_api& api, int index)
+    : api_(&api), info_(query_device(api, index)), ctx_(std::make_shared<const cuda_context>(api, index)) {}
+
+cuda_driver::~cuda_driver() = default;
+
+void cuda_driver::check(cu::CUresult r, std::string_view call) const {
+  if (r == cu::CUDA_SUCCESS) return;
+  std::string detail;
+  if (cu::is_sticky(r)) {
+    std::string last;
+    {
+      std::lock_guard l(last_mu_);
+      last = last_kernel_;
+    }
+    detail = "a kernel faulted earlier";
+    if (!last.empty()) detail += " (the last kernel launched on this device was '" + last + "')";
+    detail += "; the CUDA context cannot be used any more";
+  }
+  throw cuda_error(*api_, r, call, {}, detail);
+}
+
+std::uint64_t cuda_driver::alloc(std::size_t bytes) {
+  make_current();
+  cu::CUdeviceptr p = 0;
+  const cu::CUresult r = api_->cuMemAlloc_v2(&p, bytes ? bytes : 1);
+  if (r == cu::CUDA_ERROR_OUT_OF_MEMORY) {
+    std::size_t free_bytes = 0, total = 0;
+    std::string detail = "allocating " + std::to_string(bytes) + " bytes";
+    if (api_->cuMemGetInfo_v2(&free_bytes, &total) == cu::CUDA_SUCCESS)
+      detail += " (" + std::to_string(free_bytes) + " of " + std::to_string(total) + " bytes free on " + info_.name + ")";
+    throw cuda_error(*api_, r, "cuMemAlloc_v2", {}, detail);
+  }
+  check(r, "cuMemAlloc_v2");
+  if (bytes) {
+    const cu::CUresult rz = api_->cuMemsetD8Async(p, 0, bytes, stream_.load());
+    if (rz != cu::CUDA_SUCCESS) {
+      api_->cuMemFree_v2(p);
+      check(rz, "cuMemsetD8Async");
+    }
+  }
+  return p;
+}
+
+void cuda_driver::free(std::uint64_t addr) noexcept {
+  if (addr == 0) return;
+  if (api_->cuCtxSetCurrent(ctx_->handle()) != cu::CUDA_SUCCESS) return;
+  api_->cuMemFree_v2(addr);  // errors (a faulted context, a driver shutting down) cannot be reported here
+}
+
+void cuda_driver::copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  make_current();
+  cu::CUstream s = stream_.load();
+  check(api_->cuMemcpyHtoDAsync_v2(dst, src, bytes, s), "cuMemcpyHtoDAsync_v2");
+  check(api_->cuStreamSynchronize(s), "cuStreamSynchronize");  // `src` may be pinned: wait before returning
+}
+
+void cuda_driver::copy_to_host(void* dst, std::uint64_t src, std::size_t bytes) {
+  if (bytes == 0) return;
+  make_current();
+  cu::CUstream s = stream_.load();
+  check(api_->cuMemcpyDtoHAsync_v2(dst, src, bytes, s), "cuMemcpyDtoHAsync_v2");
+  check(api_->cuStreamSynchronize(s), "cuStreamSynchronize");
+}
+
+void cuda_driver::copy_on_device(std::uint64_t dst, std::uint64_t src, std::size_t bytes) {
+  if (bytes == 0) return;
+  make_current();
+  check(api_->cuMemcpyDtoDAsync_v2(dst, src, bytes, stream_.load()), "cuMemcpyDtoDAsync_v2");
+}
+
+void cuda_driver::fill(std::uint64_t dst, unsigned char value, std::size_t bytes) {
+  if (bytes == 0) return;
+  make_current();
+  check(api_->cuMemsetD8Async(dst, value, bytes, stream_.load()), "cuMemsetD8Async");
+}
+
+void cuda_driver::synchronize() {
+  make_current();
+  check(api_->cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+void cuda_driver::synchronize_stream() {
+  make_current();
+  check(api_->cuStreamSynchronize(stream_.load()), "cuStreamSynchronize");
+}
+
+void* cuda_driver::create_stream(bool non_blocking) {
+  make_current();
+  cu::CUstream s = nullptr;
+  check(api_->cuStreamCreate(&s, non_blocking ? cu::CU_STREAM_NON_BLOCKING : cu::CU_STREAM_DEFAULT), "cuStreamCreate");
+  return s;
+}
+
+void cuda_driver::destroy_stream(void* cu_stream) {
+  if (!cu_stream) return;
+  cu::CUstream s = static_cast<cu::CUstream>(cu_stream);
+  cu::CUstream expected = s;
+  stream_.compare_exchange_strong(expected, nullptr);
+  make_current();
+  check(api_->cuStreamDestroy_v2(s), "cuStreamDestroy_v2");
+}
+
+namespace {
+
+/// One kernel argument's bytes, in an 8-byte slot (cuLaunchKernel reads as many as the
+/// parameter's size from its address).
+std::uint64_t pack_arg(const kernel_arg& a, std::size_t index, const std::string& kernel, const src_loc& where) {
+  std::uint64_t slot = 0;
+  auto put = [&](const auto& v) { std::memcpy(&slot, &v, sizeof v); };
+  auto bad = [&]() -> tile::error {
+    return tile::error("argument " + std::to_string(index) + (a.what.empty() ? "" : " (" + a.what + ")") +
+                           ": cannot pass a " + std::string(tile::name(a.t)) + " " +
+                           (a.k == kernel_arg::kind::integer ? "integer" : "floating-point") + " value to a CUDA kernel",
+                       where, kernel);
+  };
+  switch (a.k) {
+    case kernel_arg::kind::pointer: put(static_cast<cu::CUdeviceptr>(a.addr)); break;
+    case kernel_arg::kind::integer:
+      if (!is_int(a.t)) throw bad();
+      switch (size_of(a.t)) {
+        case 1: put(static_cast<std::uint8_t>(a.i)); break;
+        case 2: put(static_cast<std::uint16_t>(a.i)); break;
+        case 4: put(static_cast<std::uint32_t>(a.i)); break;
+        default: put(static_cast<std::uint64_t>(a.i)); break;
+      }
+      break;
+    case kernel_arg::kind::floating:
+      switch (a.t) {
+        case dtype::f32: put(static_cast<float>(a.f)); break;
+        case dtype::f64: put(a.f); break;
+        case dtype::f16: put(tile::half::from_float(static_cast<float>(a.f))); break;
+        case dtype::bf16: put(tile::bfloat16::from_float(static_cast<float>(a.f))); break;
+        default: throw bad();
+      }
+      break;
+  }
+  return slot;
+}
+
+}  // namespace
+
+void cuda_driver::launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) {
+  const auto* mod = dynamic_cast<const cuda_module*>(&m);
+  if (!mod) throw tile::error("the CUDA driver was given a module compiled for another backend", cfg.where, cfg.kernel);
+  const std::string& kernel = cfg.kernel.empty() ? mod->kernel : cfg.kernel;
+  if (!mod->ctx || mod->ctx->handle() != ctx_->handle())
+    throw tile::error("the module was loaded for another CUDA device than " + info_.name + " (device " +
+                          std::to_string(info_.index) + ")",
+                      cfg.where, kernel);
+  for (int d = 0; d < 3; ++d)
+    if (info_.max_grid[d] != 0 && cfg.grid[d] > info_.max_grid[d])
+      throw tile::error("grid (" + std::to_string(cfg.grid[0]) + ", " + std::to_string(cfg.grid[1]) + ", " +
+                            std::to_string(cfg.grid[2]) + ") is larger than " + info_.arch() + " allows (" +
+                            std::to_string(info_.max_grid[0]) + ", " + std::to_string(info_.max_grid[1]) + ", " +
+                            std::to_string(info_.max_grid[2]) + ")",
+                        cfg.where, kernel);
+  if (cfg.grid[0] == 0 || cfg.grid[1] == 0 || cfg.grid[2] == 0) return;
+
+  constexpr std::size_t kInline = 32;
+  std::array<std::uint64_t, kInline> inline_slots;
+  std::array<void*, kInline> inline_params;
+  std::vector<std::uint64_t> heap_slots;
+  std::vector<void*> heap_params;
+  std::uint64_t* slots = inline_slots.data();
+  void** params = inline_params.data();
+  if (args.size() > kInline) {
+    heap_slots.resize(args.size());
+    heap_params.resize(args.size());
+    slots = heap_slots.data();
+    params = heap_params.data();
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    slots[i] = pack_arg(args[i], i, kernel, cfg.where);
+    params[i] = &slots[i];
+  }
+
+  make_current();
+  const unsigned block = 32u * static_cast<unsigned>(mod->num_warps);
+  const cu::CUresult r = api_->cuLaunchKernel(mod->fn, cfg.grid[0], cfg.grid[1], cfg.grid[2], block, 1, 1,
+                                              mod->shared_bytes, stream_.load(), args.empty() ? nullptr : params, nullptr);
+  if (r != cu::CUDA_SUCCESS) {
+    std::string detail = "grid (" + std::to_string(cfg.grid[0]) + ", " + std::to_string(cfg.grid[1]) + ", " +
+                         std::to_string(cfg.grid[2]) + "), " + std::to_string(block) + " threads per block, " +
+                         std::to_string(mod->shared_bytes) + " bytes of dynamic shared memory, " +
+                         plural(static_cast<long long>(args.size()), "argument");
+    throw cuda_error(*api_, r, "cuLaunchKernel", kernel, detail, cfg.where);
+  }
+  std::lock_guard l(last_mu_);
+  last_kernel_ = kernel;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events.
+
+cuda_event::cuda_event(const cuda_driver& d, bool timing) : drv_(&d), ctx_(d.context()) {
+  ctx_->make_current();
+  cuda_check(ctx_->api(), ctx_->api().cuEventCreate(&ev_, timing ? cu::CU_EVENT_DEFAULT : cu::CU_EVENT_DISABLE_TIMING),
+             "cuEventCreate");
+}
+
+cuda_event::~cuda_event() {
+  if (ev_ && ctx_->api().cuCtxSetCurrent(ctx_->handle()) == cu::CUDA_SUCCESS) ctx_->api().cuEventDestroy_v2(ev_);
+}
+
+void cuda_event::record() { record(drv_->stream()); }
+
+void cuda_event::record(void* cu_stream) {
+  ctx_->make_current();
+  cuda_check(ctx_->api(), ctx_->api().cuEventRecord(ev_, static_cast<cu::CUstream>(cu_stream)), "cuEventRecord");
+}
+
+void cuda_event::synchronize() const {
+  ctx_->make_current();
+  cuda_check(ctx_->api(), ctx_->api().cuEventSynchronize(ev_), "cuEventSynchronize");
+}
+
+float cuda_event::elapsed_ms(const cuda_event& start, const cuda_event& end) {
+  end.synchronize();
+  float ms = 0;
+  cuda_check(end.ctx_->api(), end.ctx_->api().cuEventElapsedTime_v2(&ms, start.ev_, end.ev_), "cuEventElapsedTime");
+  return ms;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+std::unique_ptr<driver> make_cuda_driver(int index, std::string& why_not) {
+  const cuda_api* api = cuda_api::get(why_not);
+  if (!api) return nullptr;
+  try {
+    return std::make_unique<cuda_driver>(*api, index);
+  } catch (const tile::error& e) {
+    why_not = e.message();
+    return nullptr;
+  }
+}
+
+}  // namespace tile::drivers
