@@ -106,61 +106,46 @@ void Lowering::lower_memory(const ir::Op& op) {
       const bool has_mask = op.attrs.ints.at(0) != 0;
       const TV& val = get(op.operand(1));
       const TV* mask = has_mask ? &get(op.operand(2)) : nullptr;
-      auto one = [&](const Index& ix) {
-        llvm::Value* p = elem(ptr, ix);
-        auto st1 = [&]() -> llvm::Value* {
-          b->CreateStore(to_storage(elem(val, ix), vt), p);
-          return nullptr;
+      // one store loop: element ix of v through element ix of p where m (if any) is set
+      auto store_loop = [&](const TV& p, const TV& v, const TV* m) {
+        auto one = [&](const Index& ix) {
+          llvm::Value* addr = elem(p, ix);
+          auto st1 = [&]() -> llvm::Value* {
+            b->CreateStore(to_storage(elem(v, ix), vt), addr);
+            return nullptr;
+          };
+          if (!m)
+            st1();
+          else
+            if_else(elem(*m, ix), st1, nullptr, "st");
         };
-        if (!mask) {
-          st1();
-          return;
-        }
-        if_else(elem(*mask, ix), st1, nullptr, "st");
+        if (pt.is_scalar())
+          one(Index{{}, i64(0)});
+        else
+          loop_nest(pt.shape, one);
       };
-      if (pt.is_scalar()) {
-        one(Index{{}, i64(0)});
-        return;
-      }
+      // the unfused form: every fused load done first, then the stores
+      auto store_unfused = [&]() -> llvm::Value* {
+        const TV v2 = materialize(val);
+        const std::optional<TV> m2 = mask ? std::optional<TV>(materialize(*mask)) : std::nullopt;
+        const TV p2 = ptr.k == TV::K::lazy ? materialize(ptr) : ptr;
+        store_loop(p2, v2, m2 ? &*m2 : nullptr);
+        return nullptr;
+      };
       std::vector<TV> reads;
       for (const TV* t : {&val, mask, &ptr})
         if (t && t->k == TV::K::lazy) reads.insert(reads.end(), t->reads.begin(), t->reads.end());
-      llvm::Value* safe = reads.empty() ? nullptr : fused_store_is_safe(ptr, reads, vt);
-      if (!safe) {
-        if (!reads.empty()) {  // no proof possible: load everything first
-          TV v2 = materialize(val);
-          std::optional<TV> m2 = mask ? std::optional<TV>(materialize(*mask)) : std::nullopt;
-          TV p2 = ptr.k == TV::K::lazy ? materialize(ptr) : ptr;
-          loop_nest(pt.shape, [&](const Index& ix) {
-            llvm::Value* p = elem(p2, ix);
-            auto st1 = [&]() -> llvm::Value* {
-              b->CreateStore(to_storage(elem(v2, ix), vt), p);
-              return nullptr;
-            };
-            if (!m2) st1();
-            else if_else(elem(*m2, ix), st1, nullptr, "st");
-          });
-          return;
-        }
-        loop_nest(pt.shape, one);
+      if (reads.empty() || pt.is_scalar()) {
+        store_loop(ptr, val, mask);
+        return;
+      }
+      llvm::Value* safe = fused_store_is_safe(ptr, reads, vt);
+      if (!safe) {  // no proof possible
+        store_unfused();
         return;
       }
       // fused when the store cannot overwrite an element still to be read, else unfused
-      if_else(safe, [&]() -> llvm::Value* { loop_nest(pt.shape, one); return nullptr; },
-              [&]() -> llvm::Value* {
-                TV v2 = materialize(val);
-                std::optional<TV> m2 = mask ? std::optional<TV>(materialize(*mask)) : std::nullopt;
-                loop_nest(pt.shape, [&](const Index& ix) {
-                  llvm::Value* p = elem(ptr, ix);
-                  auto st1 = [&]() -> llvm::Value* {
-                    b->CreateStore(to_storage(elem(v2, ix), vt), p);
-                    return nullptr;
-                  };
-                  if (!m2) st1();
-                  else if_else(elem(*m2, ix), st1, nullptr, "st");
-                });
-                return nullptr;
-              }, "fuse");
+      if_else(safe, [&]() -> llvm::Value* { store_loop(ptr, val, mask); return nullptr; }, store_unfused, "fuse");
       return;
     }
     case OpKind::atomic_rmw:
