@@ -66,39 +66,57 @@ using tile::drivers::cpu_launch;
 using tile::drivers::cpu_program;
 using tile::drivers::cpu_site;
 
+namespace {
+/// Records the exception being handled as the launch's failure (compiled code has no unwind
+/// tables: nothing may be thrown through it).
+void record_failure(cpu_launch* l) {
+  std::lock_guard lock(l->mu);
+  if (!l->error) l->error = std::current_exception();
+  l->failed.store(true);
+}
+}  // namespace
+
 extern "C" void tile_cpu_print(void* launch, std::int32_t site, const cpu_program* program, void* const* data) {
   auto* l = static_cast<cpu_launch*>(launch);
-  const cpu_site& s = l->mod->sites.at(static_cast<std::size_t>(site));
-  const std::string pid = "pid (" + tile::drivers::pid_text(program) + ")";
-  std::string text;
-  if (s.operands.empty()) text = pid + " " + s.text + "\n";
-  for (std::size_t o = 0; o < s.operands.size(); ++o) {
-    const tile::ir::Type& t = s.operands[o];
-    const tile::interp::Val v = tile::drivers::as_val(t, data[o]);
-    for (std::size_t k = 0; k < v.n; ++k) {
-      text += pid + " idx (" + tile::interp::index_text(k, t.shape) + ") " + s.text;
-      if (s.operands.size() > 1) text += "(operand " + std::to_string(o) + ") ";
-      text += tile::interp::format_element(v, k, s.hex);
-      text += '\n';
+  try {
+    const cpu_site& s = l->mod->sites.at(static_cast<std::size_t>(site));
+    const std::string pid = "pid (" + tile::drivers::pid_text(program) + ")";
+    std::string text;
+    if (s.operands.empty()) text = pid + " " + s.text + "\n";
+    for (std::size_t o = 0; o < s.operands.size(); ++o) {
+      const tile::ir::Type& t = s.operands[o];
+      const tile::interp::Val v = tile::drivers::as_val(t, data[o]);
+      for (std::size_t k = 0; k < v.n; ++k) {
+        text += pid + " idx (" + tile::interp::index_text(k, t.shape) + ") " + s.text;
+        if (s.operands.size() > 1) text += "(operand " + std::to_string(o) + ") ";
+        text += tile::interp::format_element(v, k, s.hex);
+        text += '\n';
+      }
     }
+    std::lock_guard lock(tile::drivers::print_mutex());
+    std::cout << text << std::flush;
+  } catch (...) {
+    record_failure(l);
   }
-  std::lock_guard lock(tile::drivers::print_mutex());
-  std::cout << text << std::flush;
 }
 
 extern "C" void tile_cpu_fail(void* launch, std::int32_t site, const cpu_program* program, std::int64_t value) {
   auto* l = static_cast<cpu_launch*>(launch);
-  const cpu_site& s = l->mod->sites.at(static_cast<std::size_t>(site));
-  std::string m;
-  if (s.k == cpu_site::kind::assert_fail) {
-    std::string where = "program (" + tile::drivers::pid_text(program) + ")";
-    if (!s.operands.at(0).shape.empty())
-      where += ", element [" + tile::interp::index_text(static_cast<std::size_t>(value), s.operands[0].shape) + "]";
-    m = "device_assert failed: " + s.text + " (" + where + ")";
-  } else {
-    m = "for_range step must be positive, got " + std::to_string(value);
+  try {
+    const cpu_site& s = l->mod->sites.at(static_cast<std::size_t>(site));
+    std::string m;
+    if (s.k == cpu_site::kind::assert_fail) {
+      std::string where = "program (" + tile::drivers::pid_text(program) + ")";
+      if (!s.operands.at(0).shape.empty())
+        where += ", element [" + tile::interp::index_text(static_cast<std::size_t>(value), s.operands[0].shape) + "]";
+      m = "device_assert failed: " + s.text + " (" + where + ")";
+    } else {
+      m = "for_range step must be positive, got " + std::to_string(value);
+    }
+    std::lock_guard lock(l->mu);
+    if (!l->error) l->error = std::make_exception_ptr(tile::error(m, s.loc, l->mod->kernel));
+    l->failed.store(true);
+  } catch (...) {
+    record_failure(l);
   }
-  std::lock_guard lock(l->mu);
-  if (!l->error) l->error = std::make_exception_ptr(tile::error(m, s.loc, l->mod->kernel));
-  l->failed.store(true);
 }
