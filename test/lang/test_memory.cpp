@@ -288,6 +288,22 @@ TEST_CASE("memory: buffer views as arguments") {
     CHECK_MESSAGE(msg.find("test_memory.cpp") != std::string::npos, msg);
     CHECK(throws_tile_error([&] { k[{1}](dst.view(0, 32), buf.view(50, 14), 20); }));  // reads 20 from 14
   }
+  SUBCASE("a pointer derived from one argument may not reach into another argument's buffer") {
+    if (!checks_memory()) return;
+    // x and y are adjacent views of one buffer: x + 16 … x + 31 is inside y's memory, but x's
+    // pointer was derived from x, whose buffer has 16 elements.
+    auto over = tile::kernel("read_over", [](tl::ptr<float> out, tl::ptr<const float> x, tl::ptr<const float> y) {
+      auto offs = tl::arange(0, 32);
+      tl::store(out + offs, tl::load(x + offs) + tl::load(y + offs % 16));
+    });
+    auto out = filled<float>(32, 0.f);
+    std::string msg;
+    CHECK(throws_tile_error([&] { over[{1}](out, buf.view(0, 16), buf.view(16, 16)); }, &msg));
+    CHECK_MESSAGE(msg.find("test_memory.cpp") != std::string::npos, msg);
+    CHECK_MESSAGE(msg.find("although the pointer was derived from argument 1") != std::string::npos, msg);
+    CHECK_MESSAGE(msg.find("element [16]") != std::string::npos, msg);
+    REQUIRE(run([&] { over[{1}](out, buf.view(0, 32), buf.view(16, 16)); }, "x covers all 32 elements"));
+  }
   SUBCASE("a view past the buffer's end is a host error") {
     CHECK_THROWS_AS((void)buf.view(60, 5), tile::error);
   }

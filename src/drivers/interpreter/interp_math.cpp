@@ -310,7 +310,9 @@ Val eval_select(const Val& c, const Val& a, const Val& b, std::size_t n) {
     const std::size_t sa = a.stride(), sb = b.stride();
     std::vector<T> r(n);
     for (std::size_t i = 0; i < n; ++i) r[i] = pc[i * sc] ? pa[i * sa] : pb[i * sb];
-    return make_val(a.elem, a.ptr, std::move(r));
+    Val v = make_val(a.elem, a.ptr, std::move(r));
+    if (a.ptr && a.origin == b.origin) v.origin = a.origin;
+    return v;
   });
 }
 
@@ -327,7 +329,9 @@ Val eval_addptr(const Val& p, const Val& off, std::size_t n) {
         return a + wide * size;
       });
     }
-    return make_val(p.elem, true, std::move(r));
+    Val v = make_val(p.elem, true, std::move(r));
+    v.origin = p.origin;
+    return v;
   });
 }
 

@@ -21,10 +21,17 @@ std::mutex& atomic_mutex() {
 /// Checks the accesses of the active lanes before any of them happens.
 class Checker {
  public:
-  Checker(const ir::Op& op, const Context& cx, const char* what, const char* verb, std::uint64_t size)
-      : op_(op), cx_(cx), what_(what), verb_(verb), size_(size) {}
+  /// `origin`: the region the pointers derive from (Val::origin), or -1 for any region.
+  Checker(const ir::Op& op, const Context& cx, const char* what, const char* verb, std::uint64_t size, int origin)
+      : op_(op), cx_(cx), what_(what), verb_(verb), size_(size) {
+    if (origin >= 0 && static_cast<std::size_t>(origin) < cx_.mem.size()) origin_ = &cx_.mem[static_cast<std::size_t>(origin)];
+  }
 
   void check(std::uint64_t addr, std::size_t lane) {
+    if (origin_) {
+      if (!inside(*origin_, addr)) report(addr, lane);
+      return;
+    }
     if (last_ && inside(*last_, addr)) return;
     for (const Region& r : cx_.mem)
       if (inside(r, addr)) {
@@ -41,6 +48,7 @@ class Checker {
   const char* verb_;
   std::uint64_t size_;
   const Region* last_ = nullptr;
+  const Region* origin_ = nullptr;
 
   bool inside(const Region& r, std::uint64_t addr) const {
     return addr >= r.base && addr - r.base <= r.bytes && r.bytes - (addr - r.base) >= size_;
@@ -57,10 +65,17 @@ class Checker {
     else
       m += ", element [" + index_text(lane, pt.shape) + "] (of " + vt.str() + ")";
     m += " " + std::string(verb_) + " " + std::to_string(size_) + (size_ == 1 ? " byte" : " bytes") + " at " + at;
-    // the nearest region by address distance
+    if (origin_)  // derived from one argument: said relative to that argument's buffer
+      for (const Region& r : cx_.mem)
+        if (&r != origin_ && inside(r, addr)) {
+          m += ", inside " + r.what + " although the pointer was derived from " + origin_->what;
+          cx_.fail(op_, m);
+        }
+    // the nearest region by address distance (the pointer's own, when known)
     const Region* best = nullptr;
     std::uint64_t best_d = 0;
     for (const Region& r : cx_.mem) {
+      if (origin_ && &r != origin_) continue;
       const std::uint64_t end = r.base + r.bytes;
       std::uint64_t d = addr >= end ? addr - end : addr < r.base ? r.base - addr : 0;
       if (!best || d < best_d) best = &r, best_d = d;
@@ -109,7 +124,7 @@ Val eval_load(const ir::Op& op, const Context& cx, const Val& ptr, const Val* ma
   std::size_t ms = 0;
   const std::uint8_t* m = mask_of(mask, ms);
   const std::uint64_t* p = ptr.p<std::uint64_t>();
-  Checker chk(op, cx, "load", "reads", static_cast<std::uint64_t>(size_of(t)));
+  Checker chk(op, cx, "load", "reads", static_cast<std::uint64_t>(size_of(t)), ptr.origin);
   for (std::size_t k = 0; k < n; ++k)
     if (!m || m[k * ms]) chk.check(p[k], k);
   return with_storage(t, false, [&](auto tg) {
@@ -136,7 +151,7 @@ void eval_store(const ir::Op& op, const Context& cx, const Val& ptr, const Val& 
   std::size_t ms = 0;
   const std::uint8_t* m = mask_of(mask, ms);
   const std::uint64_t* p = ptr.p<std::uint64_t>();
-  Checker chk(op, cx, "store", "writes", static_cast<std::uint64_t>(size_of(t)));
+  Checker chk(op, cx, "store", "writes", static_cast<std::uint64_t>(size_of(t)), ptr.origin);
   for (std::size_t k = 0; k < n; ++k)
     if (!m || m[k * ms]) chk.check(p[k], k);
   with_storage(value, [&](auto tg) {
@@ -201,7 +216,7 @@ Val eval_atomic_rmw(const ir::Op& op, const Context& cx, const Val& ptr, const V
   std::size_t ms = 0;
   const std::uint8_t* m = mask_of(mask, ms);
   const std::uint64_t* p = ptr.p<std::uint64_t>();
-  Checker chk(op, cx, "atomic", "writes", static_cast<std::uint64_t>(size_of(t)));
+  Checker chk(op, cx, "atomic", "writes", static_cast<std::uint64_t>(size_of(t)), ptr.origin);
   for (std::size_t k = 0; k < n; ++k)
     if (!m || m[k * ms]) chk.check(p[k], k);
   return with_storage(t, false, [&](auto tg) {
@@ -225,7 +240,7 @@ Val eval_atomic_cas(const ir::Op& op, const Context& cx, const Val& ptr, const V
   const dtype t = ptr.elem;
   const std::size_t n = ptr.n;
   const std::uint64_t* p = ptr.p<std::uint64_t>();
-  Checker chk(op, cx, "atomic", "writes", static_cast<std::uint64_t>(size_of(t)));
+  Checker chk(op, cx, "atomic", "writes", static_cast<std::uint64_t>(size_of(t)), ptr.origin);
   for (std::size_t k = 0; k < n; ++k) chk.check(p[k], k);
   return with_storage(t, false, [&](auto tg) {
     using S = typename decltype(tg)::type;

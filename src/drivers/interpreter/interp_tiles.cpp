@@ -46,7 +46,9 @@ Val gather_strided(const Val& x, const std::vector<std::int64_t>& out_shape, con
         idx[d] = 0;
       }
     }
-    return make_val(x.elem, x.ptr, std::move(r));
+    Val v = make_val(x.elem, x.ptr, std::move(r));
+    v.origin = x.origin;
+    return v;
   });
 }
 
@@ -124,7 +126,9 @@ Val eval_join(const Val& a, const Val& b) {
       r[2 * k] = pa[k];
       r[2 * k + 1] = pb[k];
     }
-    return make_val(a.elem, a.ptr, std::move(r));
+    Val v = make_val(a.elem, a.ptr, std::move(r));
+    if (a.origin == b.origin) v.origin = a.origin;
+    return v;
   });
 }
 
@@ -137,7 +141,9 @@ std::pair<Val, Val> eval_split(const Val& x) {
       lo[k] = p[2 * k];
       hi[k] = p[2 * k + 1];
     }
-    return std::pair{make_val(x.elem, x.ptr, std::move(lo)), make_val(x.elem, x.ptr, std::move(hi))};
+    std::pair<Val, Val> r{make_val(x.elem, x.ptr, std::move(lo)), make_val(x.elem, x.ptr, std::move(hi))};
+    r.first.origin = r.second.origin = x.origin;
+    return r;
   });
 }
 

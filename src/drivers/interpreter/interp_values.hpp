@@ -44,6 +44,9 @@ struct Val {
   bool ptr = false;
   std::size_t n = 0;
   std::shared_ptr<const Storage> data;
+  /// Pointers: the index of the memory region (the pointer argument) every element was derived
+  /// from, or -1 when unknown or mixed. An access through it must stay inside that region.
+  int origin = -1;
 
   template <class T>
   const T* p() const {
@@ -99,7 +102,9 @@ decltype(auto) with_storage(const Val& v, F&& f) {
 inline Val splat_val(const Val& v, std::size_t n) {
   return with_storage(v, [&](auto t) {
     using S = typename decltype(t)::type;
-    return make_val(v.elem, v.ptr, std::vector<S>(n, v.p<S>()[0]));
+    Val r = make_val(v.elem, v.ptr, std::vector<S>(n, v.p<S>()[0]));
+    r.origin = v.origin;
+    return r;
   });
 }
 

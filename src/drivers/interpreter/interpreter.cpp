@@ -36,7 +36,11 @@
 // addptr: address + offset * size_of(pointee), the offset sign- or zero-extended by its dtype,
 //   modulo 2^64.
 // load/store/atomics: only lanes whose mask is true (all lanes without a mask) touch memory;
-//   every access [addr, addr + size) must lie inside one Region of the launch, else tile::error
+//   every access [addr, addr + size) must lie inside one Region of the launch — inside the
+//   region of the pointer argument it was derived from, when the driver says regions follow the
+//   pointer arguments and the pointer's origin is known (addptr, select and the shape ops keep
+//   it: Val::origin; "…, inside <region> although the pointer was derived from <region>") —,
+//   else tile::error
 //   "out-of-bounds load|store|atomic: program (x, y, z), element [i] (of T[shape]) reads|writes
 //   N bytes at 0x…, D bytes past the end of|before the start of <region>" (or "…, which is not
 //   inside any buffer passed to the kernel" when no region is within max(its size, 4 KiB)),
@@ -543,6 +547,11 @@ void Program::run(Grid grid, std::span<const ArgValue> args, std::span<const Reg
                             params[i]->type.str() + "; arguments must be scalars or pointers",
                         fn_->loc, fn_->name);
     arg_vals.push_back(arg_value(params[i]->type, args[i]));
+  }
+  if (opts.regions_follow_pointer_args) {
+    int k = 0;
+    for (std::size_t i = 0; i < arg_vals.size(); ++i)
+      if (params[i]->type.ptr && static_cast<std::size_t>(k) < memory.size()) arg_vals[i].origin = k++;
   }
 
   unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());

@@ -39,6 +39,9 @@ struct Grid {
 struct RunOptions {
   unsigned threads = 0;           // 0: hardware concurrency
   std::ostream* print = nullptr;  // device_print output (null: std::cout)
+  /// memory[k] is the k-th pointer argument's region: an access through a pointer derived from
+  /// one argument that lands in another argument's buffer is then an error too.
+  bool regions_follow_pointer_args = false;
 };
 
 /// A kernel prepared for execution (values numbered into slots once, reused by every launch).

@@ -57,6 +57,7 @@ class interpreter_driver final : public driver {
     }
     interp::RunOptions opts;
     opts.threads = static_cast<unsigned>(std::stoul(env::get("TILE_INTERPRETER_THREADS")));
+    opts.regions_follow_pointer_args = true;  // one region per pointer argument, in order
     mod.program.run({cfg.grid[0], cfg.grid[1], cfg.grid[2]}, values, regions, opts);
   }
 };
