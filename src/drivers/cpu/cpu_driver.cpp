@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "drivers/cpu/cpu_module.hpp"
+#include "drivers/host_memory.hpp"
 #include "support/env.hpp"
 
 namespace tile::drivers {
@@ -121,27 +122,9 @@ void* thread_scratch(std::uint64_t bytes) {
 
 namespace {
 
-class cpu_driver final : public driver {
+class cpu_driver final : public host_memory_driver {
  public:
   std::string name() const override { return "cpu"; }
-  std::uint64_t alloc(std::size_t bytes) override {
-    std::size_t n = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, n ? n : 64);
-    if (!p) throw tile::error("cpu: out of host memory allocating " + std::to_string(bytes) + " bytes");
-    std::memset(p, 0, n ? n : 64);
-    return reinterpret_cast<std::uint64_t>(p);
-  }
-  void free(std::uint64_t addr) noexcept override { std::free(reinterpret_cast<void*>(addr)); }
-  void copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes) override {
-    std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
-  }
-  void copy_to_host(void* dst, std::uint64_t src, std::size_t bytes) override {
-    std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
-  }
-  void fill(std::uint64_t dst, unsigned char value, std::size_t bytes) override {
-    std::memset(reinterpret_cast<void*>(dst), value, bytes);
-  }
-  void synchronize() override {}
 
   void launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) override {
     const auto& mod = static_cast<const cpu_module&>(m);
