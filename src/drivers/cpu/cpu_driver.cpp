@@ -97,7 +97,8 @@ thread_pool& pool() {
   return p;
 }
 
-/// This thread's scratch memory for large tiles, grown on demand, freed at thread exit.
+/// This thread's scratch memory for large tiles, grown on demand, freed at thread exit; null
+/// when the host is out of memory.
 void* thread_scratch(std::uint64_t bytes) {
   struct block {
     void* p = nullptr;
@@ -112,7 +113,7 @@ void* thread_scratch(std::uint64_t bytes) {
     b.n = 0;
     const std::uint64_t n = (bytes + 63) / 64 * 64;
     b.p = std::aligned_alloc(64, n);
-    if (!b.p) throw tile::error("cpu: out of host memory for " + std::to_string(bytes) + " bytes of tile scratch");
+    if (!b.p) return nullptr;  // the launch reports it, naming the kernel
     b.n = n;
   }
   return b.p;
@@ -164,11 +165,12 @@ class cpu_driver final : public host_memory_driver {
       p.nprog[1] = static_cast<std::int32_t>(gy);
       p.nprog[2] = static_cast<std::int32_t>(gz);
       p.launch = &state;
-      try {
-        p.scratch = thread_scratch(mod.scratch_bytes);
-      } catch (...) {
+      p.scratch = thread_scratch(mod.scratch_bytes);
+      if (mod.scratch_bytes && !p.scratch) {
         std::lock_guard l(state.mu);
-        if (!state.error) state.error = std::current_exception();
+        if (!state.error)
+          state.error = std::make_exception_ptr(tile::error(
+              "out of host memory for " + std::to_string(mod.scratch_bytes) + " bytes of tile scratch", cfg.where, cfg.kernel));
         state.failed.store(true);
         return;
       }
