@@ -7,6 +7,18 @@
 
 namespace tile::codegen {
 
+llvm::Value* Lowering::dot_input(llvm::Value* v, const ir::Type& from, dtype cd, bool tf32) {
+  llvm::Value* r = convert(v, from.scalar(), ir::Type{cd, false, {}});
+  if (tf32) {  // round to 10 mantissa bits, nearest even; inf and NaN unchanged
+    llvm::Value* u = b->CreateBitCast(r, b->getInt32Ty());
+    llvm::Value* special = b->CreateICmpEQ(b->CreateAnd(u, b->getInt32(0x7f800000u)), b->getInt32(0x7f800000u));
+    llvm::Value* rr = b->CreateAdd(u, b->CreateAdd(b->getInt32(0xfff), b->CreateAnd(b->CreateLShr(u, 13), b->getInt32(1))));
+    rr = b->CreateAnd(rr, b->getInt32(0xffffe000u));
+    r = b->CreateBitCast(b->CreateSelect(special, u, rr), b->getFloatTy());
+  }
+  return r;
+}
+
 void Lowering::lower_dot(const ir::Op& op) {
   const ir::Type& at = op.operand(0)->type;
   const ir::Type& bt = op.operand(1)->type;
@@ -22,17 +34,7 @@ void Lowering::lower_dot(const ir::Op& op) {
   // the compute type's element as an ir dtype (f32 or f64 for floats; the accumulator for ints)
   const dtype cd = is_float(out) ? (out == dtype::f64 ? dtype::f64 : dtype::f32) : out;
   const bool tf32 = at.elem == dtype::f32 && op.attrs.ints.at(0) == static_cast<std::int64_t>(precision::tf32) && cd == dtype::f32;
-  auto to_cd = [&](llvm::Value* v, const ir::Type& from) -> llvm::Value* {
-    llvm::Value* r = convert(v, from.scalar(), ir::Type{cd, false, {}});
-    if (tf32) {  // round to 10 mantissa bits, nearest even; inf and NaN unchanged
-      llvm::Value* u = b->CreateBitCast(r, b->getInt32Ty());
-      llvm::Value* special = b->CreateICmpEQ(b->CreateAnd(u, b->getInt32(0x7f800000u)), b->getInt32(0x7f800000u));
-      llvm::Value* rr = b->CreateAdd(u, b->CreateAdd(b->getInt32(0xfff), b->CreateAnd(b->CreateLShr(u, 13), b->getInt32(1))));
-      rr = b->CreateAnd(rr, b->getInt32(0xffffe000u));
-      r = b->CreateBitCast(b->CreateSelect(special, u, rr), b->getFloatTy());
-    }
-    return r;
-  };
+  auto to_cd = [&](llvm::Value* v, const ir::Type& from) { return dot_input(v, from, cd, tf32); };
   const ir::Type ca{cd, false, at.shape}, cb{cd, false, bt.shape}, cr{cd, false, rt.shape};
   TV a = compute(ca, [&](const Index& ix) { return to_cd(elem(A, ix), at); });
   TV bb = compute(cb, [&](const Index& ix) { return to_cd(elem(Bv, ix), bt); });

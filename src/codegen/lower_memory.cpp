@@ -46,6 +46,62 @@ llvm::Value* Lowering::fused_store_is_safe(const TV& dst, const std::vector<TV>&
   return ok;
 }
 
+llvm::Value* Lowering::atomic_element(const ir::Op& op, llvm::Value* p, llvm::Value* v, llvm::Value* cmp) {
+  const bool is_cas = op.kind == OpKind::atomic_cas;
+  const auto kind = is_cas ? atomic_kind::xchg : static_cast<atomic_kind>(op.attrs.ints.at(0));
+  const ir::Type vt{op.operand(0)->type.elem, false, {}};
+  llvm::Type* st = storage_type(vt);
+  llvm::Type* bits = b->getIntNTy(static_cast<unsigned>(st->getPrimitiveSizeInBits()));
+  const dtype e = vt.elem;
+  auto to_bits = [&](llvm::Value* r) { return b->CreateBitCast(to_storage(r, vt), bits); };
+  auto from_bits = [&](llvm::Value* i) { return from_storage(b->CreateBitCast(i, st), vt); };
+  auto combine = [&](llvm::Value* old, llvm::Value* x) -> llvm::Value* {
+    if (kind == atomic_kind::xchg) return x;
+    if (is_float(e)) {
+      llvm::Value* a = to_compute(old, e);
+      llvm::Value* y = to_compute(x, e);
+      llvm::Value* r = kind == atomic_kind::add ? b->CreateFAdd(a, y)
+                       : kind == atomic_kind::max ? min_max_num(a, y, false)
+                       : kind == atomic_kind::min ? min_max_num(a, y, true)
+                                                  : nullptr;
+      if (!r) unsupported(op, "bitwise atomic on a float");
+      return from_compute(r, e);
+    }
+    const bool s = is_signed(e);
+    switch (kind) {
+      case atomic_kind::add: return b->CreateAdd(old, x);
+      case atomic_kind::max: return b->CreateSelect(s ? b->CreateICmpSGT(x, old) : b->CreateICmpUGT(x, old), x, old);
+      case atomic_kind::min: return b->CreateSelect(s ? b->CreateICmpSLT(x, old) : b->CreateICmpULT(x, old), x, old);
+      case atomic_kind::bit_and: return b->CreateAnd(old, x);
+      case atomic_kind::bit_or: return b->CreateOr(old, x);
+      case atomic_kind::bit_xor: return b->CreateXor(old, x);
+      default: return x;
+    }
+  };
+  if (is_cas) {
+    auto* x = b->CreateAtomicCmpXchg(p, to_bits(cmp), to_bits(v), llvm::MaybeAlign(), llvm::AtomicOrdering::SequentiallyConsistent,
+                                     llvm::AtomicOrdering::SequentiallyConsistent);
+    return from_bits(b->CreateExtractValue(x, 0));
+  }
+  llvm::LoadInst* first = b->CreateLoad(bits, p);
+  first->setAtomic(llvm::AtomicOrdering::Monotonic);
+  llvm::BasicBlock* pre = b->GetInsertBlock();
+  auto* loop = llvm::BasicBlock::Create(ctx, "cas", fn);
+  auto* done = llvm::BasicBlock::Create(ctx, "cas.done", fn);
+  b->CreateBr(loop);
+  b->SetInsertPoint(loop);
+  llvm::PHINode* cur = b->CreatePHI(bits, 2);
+  cur->addIncoming(first, pre);
+  llvm::Value* nv = to_bits(combine(from_bits(cur), v));
+  auto* x = b->CreateAtomicCmpXchg(p, cur, nv, llvm::MaybeAlign(), llvm::AtomicOrdering::SequentiallyConsistent,
+                                   llvm::AtomicOrdering::SequentiallyConsistent);
+  llvm::Value* seen = b->CreateExtractValue(x, 0);
+  cur->addIncoming(seen, b->GetInsertBlock());
+  b->CreateCondBr(b->CreateExtractValue(x, 1), done, loop);
+  b->SetInsertPoint(done);
+  return from_bits(cur);
+}
+
 void Lowering::lower_memory(const ir::Op& op) {
   const ir::Type& pt = op.operand(0)->type;
   const TV& ptr = get(op.operand(0));
@@ -151,66 +207,14 @@ void Lowering::lower_memory(const ir::Op& op) {
     case OpKind::atomic_rmw:
     case OpKind::atomic_cas: {
       const bool is_cas = op.kind == OpKind::atomic_cas;
-      const auto kind = is_cas ? atomic_kind::xchg : static_cast<atomic_kind>(op.attrs.ints.at(0));
       const bool has_mask = !is_cas && op.attrs.ints.size() > 1 && op.attrs.ints[1] != 0;
       const TV& val = get(op.operand(is_cas ? 2 : 1));
       const TV* cmpv = is_cas ? &get(op.operand(1)) : nullptr;
       const TV* mask = has_mask ? &get(op.operand(2)) : nullptr;
-      llvm::Type* bits = b->getIntNTy(static_cast<unsigned>(st->getPrimitiveSizeInBits()));
-      const dtype e = vt.elem;
-      auto to_bits = [&](llvm::Value* r) { return b->CreateBitCast(to_storage(r, vt), bits); };
-      auto from_bits = [&](llvm::Value* i) { return from_storage(b->CreateBitCast(i, st), vt); };
-      auto combine = [&](llvm::Value* old, llvm::Value* v) -> llvm::Value* {
-        if (kind == atomic_kind::xchg) return v;
-        if (is_float(e)) {
-          llvm::Value* x = to_compute(old, e);
-          llvm::Value* y = to_compute(v, e);
-          llvm::Value* r = kind == atomic_kind::add ? b->CreateFAdd(x, y)
-                           : kind == atomic_kind::max ? min_max_num(x, y, false)
-                           : kind == atomic_kind::min ? min_max_num(x, y, true)
-                                                      : nullptr;
-          if (!r) unsupported(op, "bitwise atomic on a float");
-          return from_compute(r, e);
-        }
-        const bool s = is_signed(e);
-        switch (kind) {
-          case atomic_kind::add: return b->CreateAdd(old, v);
-          case atomic_kind::max: return b->CreateSelect(s ? b->CreateICmpSGT(v, old) : b->CreateICmpUGT(v, old), v, old);
-          case atomic_kind::min: return b->CreateSelect(s ? b->CreateICmpSLT(v, old) : b->CreateICmpULT(v, old), v, old);
-          case atomic_kind::bit_and: return b->CreateAnd(old, v);
-          case atomic_kind::bit_or: return b->CreateOr(old, v);
-          case atomic_kind::bit_xor: return b->CreateXor(old, v);
-          default: return v;
-        }
-      };
       auto one = [&](const Index& ix) -> llvm::Value* {
         llvm::Value* p = elem(ptr, ix);
         llvm::Value* v = elem(val, ix);
-        auto doit = [&]() -> llvm::Value* {
-          if (is_cas) {
-            auto* x = b->CreateAtomicCmpXchg(p, to_bits(elem(*cmpv, ix)), to_bits(v), llvm::MaybeAlign(),
-                                             llvm::AtomicOrdering::SequentiallyConsistent,
-                                             llvm::AtomicOrdering::SequentiallyConsistent);
-            return from_bits(b->CreateExtractValue(x, 0));
-          }
-          llvm::LoadInst* first = b->CreateLoad(bits, p);
-          first->setAtomic(llvm::AtomicOrdering::Monotonic);
-          llvm::BasicBlock* pre = b->GetInsertBlock();
-          auto* loop = llvm::BasicBlock::Create(ctx, "cas", fn);
-          auto* done = llvm::BasicBlock::Create(ctx, "cas.done", fn);
-          b->CreateBr(loop);
-          b->SetInsertPoint(loop);
-          llvm::PHINode* cur = b->CreatePHI(bits, 2);
-          cur->addIncoming(first, pre);
-          llvm::Value* nv = to_bits(combine(from_bits(cur), v));
-          auto* x = b->CreateAtomicCmpXchg(p, cur, nv, llvm::MaybeAlign(), llvm::AtomicOrdering::SequentiallyConsistent,
-                                           llvm::AtomicOrdering::SequentiallyConsistent);
-          llvm::Value* seen = b->CreateExtractValue(x, 0);
-          cur->addIncoming(seen, b->GetInsertBlock());
-          b->CreateCondBr(b->CreateExtractValue(x, 1), done, loop);
-          b->SetInsertPoint(done);
-          return from_bits(cur);
-        };
+        auto doit = [&]() -> llvm::Value* { return atomic_element(op, p, v, cmpv ? elem(*cmpv, ix) : nullptr); };
         if (!mask) return doit();
         return if_else(elem(*mask, ix), doit, [&] { return zero_of(rty); }, "at");
       };

@@ -177,6 +177,13 @@ class Lowering {
   /// to read; null when that cannot be decided (then the caller does not fuse).
   llvm::Value* fused_store_is_safe(const TV& dst, const std::vector<TV>& reads, const ir::Type& elem);
 
+  /// A dot operand element converted to the compute dtype `cd` (tf32-rounded when asked).
+  llvm::Value* dot_input(llvm::Value* v, const ir::Type& from, dtype cd, bool tf32);
+  /// One element of atomic_rmw / atomic_cas through `p`: a compare-and-swap loop (the
+  /// interpreter's exact semantics for every kind and dtype); returns the old value. `cmp`: the
+  /// compare value of atomic_cas.
+  llvm::Value* atomic_element(const ir::Op& op, llvm::Value* p, llvm::Value* v, llvm::Value* cmp);
+
   [[noreturn]] void unsupported(const ir::Op& op, const std::string& why) const;
 
  private:

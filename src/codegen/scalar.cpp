@@ -211,7 +211,8 @@ llvm::Value* Lowering::scalar_op(const ir::Op& op, std::span<llvm::Value* const>
     for (llvm::Value* v : in) c.push_back(to_compute(v, e));
     llvm::Type* ct = c[0]->getType();
     const bool dbl = ct->isDoubleTy();
-    auto libm = [&](const char* f32name, const char* f64name) {
+    auto libm = [&](const char* f32name, const char* f64name) -> llvm::Value* {
+      if (llvm::Value* t = target.math_fn(*this, static_cast<int>(op.kind), c[0])) return t;
       auto callee = mod->getOrInsertFunction(dbl ? f64name : f32name, llvm::FunctionType::get(ct, {ct}, false));
       if (auto* fnp = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
         fnp->setDoesNotThrow();

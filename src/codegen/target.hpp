@@ -65,6 +65,9 @@ class TargetHooks {
   /// it with a terminator. `value` (i64): the failing element's flat index (assert_fail) or the
   /// offending number (bad_step).
   enum class failure : std::uint8_t { assert_fail, bad_step };
+  /// A transcendental function (exp, exp2, log, log2, sin, cos, erf; ir::OpKind as int) of a
+  /// compute-type float (f32 or f64) the target computes itself; null: the C library's.
+  virtual llvm::Value* math_fn(Lowering&, int /*ir::OpKind*/, llvm::Value* /*x*/) const { return nullptr; }
   virtual void emit_fail(Lowering& L, const ir::Op& op, failure kind, llvm::Value* value) const = 0;
 };
 

@@ -137,6 +137,8 @@ std::unique_ptr<Function> clone(const Function& f) {
   out->name = f.name;
   out->arg_info = f.arg_info;
   out->loc = f.loc;
+  out->num_warps = f.num_warps;
+  out->num_stages = f.num_stages;
   std::unordered_map<const Value*, Value*> map;
   clone_block(f.body, out->body, map);
   return out;

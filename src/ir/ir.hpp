@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <string>
@@ -124,6 +125,10 @@ struct Function {
   Block body;                // args = the kernel's runtime arguments; ends with `return`
   std::vector<ArgInfo> arg_info;
   src_loc loc;               // where the kernel was launched from (for messages)
+  // Launch options the kernel is compiled for (GPU targets distribute tiles over
+  // 32 * num_warps threads; num_stages bounds software pipelining).
+  int num_warps = 4;
+  int num_stages = 3;
 };
 
 // ---- building -----------------------------------------------------------------------------------
@@ -170,6 +175,8 @@ std::unique_ptr<Function> clone(const Function& f);
 /// Textual form, deterministic (value numbering in order of definition). Locations are printed
 /// as trailing `loc("file":line)` when `with_locations`.
 std::string print(const Function& f, bool with_locations = true);
+/// The same with `note(op)` as a trailing `// comment` on each op's line (layouts, analyses).
+std::string print(const Function& f, bool with_locations, std::function<std::string(const Op&)> note);
 /// Verify structural and type invariants; throws tile::error naming the offending op's source
 /// location and the broken rule. `stage` names the pass that ran last (for messages).
 void verify(const Function& f, std::string_view stage = "trace");

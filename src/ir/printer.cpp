@@ -19,6 +19,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <unordered_map>
 
 #include "ir/ir.hpp"
@@ -85,7 +86,8 @@ struct AttrText {
 
 class Printer {
  public:
-  explicit Printer(bool with_locations) : locs_(with_locations) {}
+  explicit Printer(bool with_locations, std::function<std::string(const Op&)> note = {})
+      : locs_(with_locations), note_(std::move(note)) {}
 
   std::string run(const Function& f) {
     out_ = "kernel @" + f.name + "(";
@@ -108,6 +110,7 @@ class Printer {
 
  private:
   bool locs_;
+  std::function<std::string(const Op&)> note_;  // a comment after an op's line (layouts)
   std::string out_;
   std::unordered_map<const Value*, std::string> names_;
   unsigned next_ = 0;
@@ -181,6 +184,10 @@ class Printer {
     named(a.named);
     type_suffix(op);
     if (locs_ && op.loc.known()) out_ += loc_text(op.loc);
+    if (note_) {
+      std::string n = note_(op);
+      if (!n.empty()) out_ += "  // " + n;
+    }
     out_ += "\n";
   }
 
@@ -208,6 +215,10 @@ class Printer {
   void open_region(const Op& op, bool first) {
     out_ += " {";
     if (first && locs_ && op.loc.known()) out_ += loc_text(op.loc);
+    if (first && note_) {
+      std::string n = note_(op);
+      if (!n.empty()) out_ += "  // " + n;
+    }
     out_ += "\n";
   }
 
@@ -387,5 +398,8 @@ class Printer {
 }  // namespace
 
 std::string print(const Function& f, bool with_locations) { return Printer(with_locations).run(f); }
+std::string print(const Function& f, bool with_locations, std::function<std::string(const Op&)> note) {
+  return Printer(with_locations, std::move(note)).run(f);
+}
 
 }  // namespace tile::ir

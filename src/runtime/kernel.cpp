@@ -2,10 +2,14 @@
 // signature, specialize, trace once per specialization (thread-safe), canonicalize, compile for
 // the device and launch.
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <cstring>
 #include <future>
 #include <limits>
 #include <mutex>
+#include <optional>
+#include <type_traits>
 #include <unordered_map>
 
 #include "frontend/trace.hpp"
@@ -61,6 +65,64 @@ std::string param_str(const param_desc& p) {
   if (p.k == param_desc::kind::pointer) return "tl::ptr<" + std::string(tile::name(p.t)) + ">";
   return "tl::" + std::string(tile::name(p.t));
 }
+
+// The launch path allocates nothing for a kernel whose specialization is cached (up to
+// kInlineArgs runtime arguments and kInlineMetas meta-parameters): the per-launch arrays live on
+// the stack, the specialization key is built as bytes in a stack buffer and looked up without
+// making a std::string, and error messages are built only when a launch fails.
+constexpr std::size_t kInlineArgs = 16, kInlineMetas = 8;
+
+/// `capacity` elements on the stack when they fit in N, else on the heap; filled by push_back.
+template <class T, std::size_t N>
+class inline_array {
+ public:
+  explicit inline_array(std::size_t capacity) {
+    if (capacity > N) heap_.resize(capacity);
+    data_ = capacity > N ? heap_.data() : local_.data();
+  }
+  inline_array(const inline_array&) = delete;  // data_ points into this object
+  inline_array& operator=(const inline_array&) = delete;
+  void push_back(T v) { data_[size_++] = std::move(v); }
+  std::span<const T> span() const { return {data_, size_}; }
+
+ private:
+  std::array<T, N> local_{};
+  std::vector<T> heap_;
+  T* data_;
+  std::size_t size_ = 0;
+};
+
+/// A specialization key: bytes appended to a stack buffer (a heap string past 192 bytes).
+class key_buffer {
+ public:
+  template <class T>
+  void put(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    append(&v, sizeof v);
+  }
+  std::string_view view() const { return spilled_ ? std::string_view(heap_) : std::string_view(local_.data(), n_); }
+
+ private:
+  void append(const void* p, std::size_t n) {
+    if (!spilled_ && n_ + n <= local_.size()) {
+      std::memcpy(local_.data() + n_, p, n);
+      n_ += n;
+      return;
+    }
+    if (!spilled_) heap_.assign(local_.data(), n_), spilled_ = true;
+    heap_.append(static_cast<const char*>(p), n);
+  }
+  std::array<char, 192> local_;
+  std::size_t n_ = 0;
+  bool spilled_ = false;
+  std::string heap_;
+};
+
+/// Hashing std::string keys and std::string_view probes alike (heterogeneous lookup).
+struct key_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
 }  // namespace
 
 struct kernel_core::state {
@@ -70,62 +132,64 @@ struct kernel_core::state {
   tracer_fn tracer;
   src_loc defined_at;
   std::mutex mu;
-  std::unordered_map<std::string, std::shared_future<std::shared_ptr<compiled>>> cache;
+  std::unordered_map<std::string, std::shared_future<std::shared_ptr<compiled>>, key_hash, std::equal_to<>> cache;
   std::size_t traces = 0;
 
-  /// Validated, specialized launch: metas in parameter order, options apart.
+  /// Validated, specialized launch: metas in parameter order, options apart. Filled in place by
+  /// prepare() (it holds stack buffers: neither copied nor moved).
   struct prepared {
-    std::vector<meta_value> metas;  // in order of the kernel's meta-parameters
+    explicit prepared(std::size_t n_metas) : metas(n_metas) {}
+    inline_array<meta_value, kInlineMetas> metas;  // in order of the kernel's meta-parameters
     int num_warps = 4, num_stages = 3;
-    std::shared_ptr<device_impl> dev;
-    std::string key;
+    device_impl* dev = nullptr;  // an opened device: it lives as long as the process
+    key_buffer key;  // the device, each argument's specialization class, the metas, the options
   };
 
-  prepared prepare(std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const;
+  void prepare(prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const;
   std::shared_ptr<compiled> get(const prepared& p, std::span<const launch_arg> args, src_loc loc);
   std::shared_ptr<compiled> build(const prepared& p, std::span<const launch_arg> args) const;
   [[noreturn]] void fail(const std::string& m, src_loc loc) const { throw tile::error(m, loc, name); }
 };
 
-kernel_core::state::prepared kernel_core::state::prepare(std::span<const launch_arg> args,
-                                                         std::span<const meta_value> metas, src_loc loc) const {
-  prepared p;
+void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas,
+                                 src_loc loc) const {
   std::size_t runtime = 0;
   for (auto& q : params) runtime += q.k != param_desc::kind::meta;
   if (args.size() != runtime)
     fail("launched with " + std::to_string(args.size()) + " runtime arguments, the kernel takes " +
              std::to_string(runtime), loc);
-  // arguments against parameters
+  // arguments against parameters; each one's specialization class goes into the key
   std::size_t r = 0;
-  std::string key;
   for (auto& q : params) {
     if (q.k == param_desc::kind::meta) continue;
     const launch_arg& a = args[r];
-    std::string which = "argument " + std::to_string(r) + " (" + param_str(q) + ")";
+    auto which = [&] { return "argument " + std::to_string(r) + " (" + param_str(q) + ")"; };
+    char cls = 0;
     if (q.k == param_desc::kind::pointer) {
       if (a.k != launch_arg::kind::pointer)
-        fail(which + " needs a tile::buffer<" + std::string(tile::name(q.t)) + ">, got a number", loc);
+        fail(which() + " needs a tile::buffer<" + std::string(tile::name(q.t)) + ">, got a number", loc);
       if (a.t != q.t)
-        fail(which + " needs a buffer of " + std::string(tile::name(q.t)) + ", got a buffer of " + std::string(tile::name(a.t)), loc);
-      if (!a.alloc) fail(which + " is an empty buffer", loc);
-      if (!p.dev) p.dev = a.alloc->dev;
-      else if (p.dev != a.alloc->dev)
-        fail(which + " is on device '" + a.alloc->dev->name() + "', earlier arguments on '" + p.dev->name() + "'", loc);
-      key += (a.addr % 16 == 0) ? 'A' : 'a';
+        fail(which() + " needs a buffer of " + std::string(tile::name(q.t)) + ", got a buffer of " + std::string(tile::name(a.t)), loc);
+      if (!a.alloc) fail(which() + " is an empty buffer", loc);
+      if (!p.dev) p.dev = a.alloc->dev.get();
+      else if (p.dev != a.alloc->dev.get())
+        fail(which() + " is on device '" + a.alloc->dev->name() + "', earlier arguments on '" + p.dev->name() + "'", loc);
+      cls = (a.addr % 16 == 0) ? 'A' : 'a';
     } else if (a.k == launch_arg::kind::pointer) {
-      fail(which + " needs a number, got a buffer", loc);
+      fail(which() + " needs a number, got a buffer", loc);
     } else if (is_float(q.t)) {
-      key += 'f';
+      cls = 'f';
     } else {
       if (a.k != launch_arg::kind::integer)
-        fail(which + " needs an integer, got a floating-point value", loc);
-      if (a.t == dtype::i1 && q.t != dtype::i1) fail(which + " needs an integer, got a bool", loc);
+        fail(which() + " needs an integer, got a floating-point value", loc);
+      if (a.t == dtype::i1 && q.t != dtype::i1) fail(which() + " needs an integer, got a bool", loc);
       bool huge = a.huge_unsigned || (a.t == dtype::u64 && a.i < 0);
       if (!int_fits(a.i, q.t, huge))
-        fail(which + ": the value " + (huge ? std::to_string(static_cast<std::uint64_t>(a.i)) : std::to_string(a.i)) +
+        fail(which() + ": the value " + (huge ? std::to_string(static_cast<std::uint64_t>(a.i)) : std::to_string(a.i)) +
                  " does not fit in " + std::string(tile::name(q.t)), loc);
-      key += a.i == 1 ? '1' : (a.i % 16 == 0 ? 'D' : 'i');
+      cls = a.i == 1 ? '1' : (a.i % 16 == 0 ? 'D' : 'i');
     }
+    p.key.put(cls);
     ++r;
   }
   // meta-parameters against the signature
@@ -169,24 +233,27 @@ kernel_core::state::prepared kernel_core::state::prepare(std::span<const launch_
     }
     v.name = q.name;
     p.metas.push_back(v);
-    key += '|' + std::to_string(v.i) + ':' + std::to_string(std::bit_cast<std::uint64_t>(v.f));
+    p.key.put(v.i);
+    p.key.put(std::bit_cast<std::uint64_t>(v.f));
   }
-  key += "|w" + std::to_string(p.num_warps) + "s" + std::to_string(p.num_stages);
+  p.key.put(p.num_warps);
+  p.key.put(p.num_stages);
   if (!p.dev) {
     try {
-      p.dev = device::best().impl();
+      p.dev = device::best().impl().get();  // opened devices are kept for the whole process
     } catch (const tile::error& e) {
       fail(e.message(), loc);
     }
   }
-  p.key = p.dev->name() + "|" + key;
-  return p;
+  p.key.put(p.dev);
 }
 
 std::shared_ptr<compiled> kernel_core::state::build(const prepared& p, std::span<const launch_arg> args) const {
   auto fn = std::make_shared<ir::Function>();
   fn->name = name;
   fn->loc = defined_at;
+  fn->num_warps = p.num_warps;
+  fn->num_stages = p.num_stages;
   std::vector<node*> nodes;
   {
     frontend::Trace trace(*fn, name);
@@ -205,7 +272,7 @@ std::shared_ptr<compiled> kernel_core::state::build(const prepared& p, std::span
       nodes.push_back(v);
       ++r;
     }
-    tracer(nodes, p.metas);
+    tracer(nodes, p.metas.span());
     trace.builder().set_insertion_end(&fn->body);
     trace.builder().create(ir::OpKind::ret, {}, {}, {}, defined_at);
   }
@@ -217,41 +284,40 @@ std::shared_ptr<compiled> kernel_core::state::build(const prepared& p, std::span
 }
 
 std::shared_ptr<compiled> kernel_core::state::get(const prepared& p, std::span<const launch_arg> args, src_loc loc) {
-  std::promise<std::shared_ptr<compiled>> promise;
+  std::optional<std::promise<std::shared_ptr<compiled>>> promise;  // (a promise allocates: only on a miss)
   std::shared_future<std::shared_ptr<compiled>> fut;
-  bool mine = false;
+  std::string key;  // made only when this launch is the one that traces and compiles
   {
     std::lock_guard lock(mu);
-    auto it = cache.find(p.key);
+    auto it = cache.find(p.key.view());  // no std::string made for the lookup
     if (it != cache.end()) {
       fut = it->second;
     } else {
-      fut = promise.get_future().share();
-      cache.emplace(p.key, fut);
-      mine = true;
+      key = std::string(p.key.view());
+      fut = promise.emplace().get_future().share();
+      cache.emplace(key, fut);
       ++traces;
     }
   }
-  if (mine) {
-    try {
-      promise.set_value(build(p, args));
-    } catch (const tile::error& e) {
-      {
-        std::lock_guard lock(mu);
-        cache.erase(p.key);  // a failed trace is retried by the next launch
-      }
-      // Errors found while tracing name the user's line in the kernel; others name the launch.
-      auto err = e.where().known() ? e : tile::error(e.message(), loc, name);
-      promise.set_exception(std::make_exception_ptr(err));
-      throw err;
-    } catch (...) {
-      {
-        std::lock_guard lock(mu);
-        cache.erase(p.key);
-      }
-      promise.set_exception(std::current_exception());
-      throw;
+  if (key.empty()) return fut.get();  // waits (outside the lock) while another thread compiles
+  try {
+    promise->set_value(build(p, args));
+  } catch (const tile::error& e) {
+    {
+      std::lock_guard lock(mu);
+      cache.erase(key);  // a failed trace is retried by the next launch
     }
+    // Errors found while tracing name the user's line in the kernel; others name the launch.
+    auto err = e.where().known() ? e : tile::error(e.message(), loc, name);
+    promise->set_exception(std::make_exception_ptr(err));
+    throw err;
+  } catch (...) {
+    {
+      std::lock_guard lock(mu);
+      cache.erase(key);
+    }
+    promise->set_exception(std::current_exception());
+    throw;
   }
   return fut.get();
 }
@@ -278,17 +344,27 @@ std::size_t kernel_core::traces() const {
 }
 
 std::string kernel_core::ir(std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const {
-  auto p = s_->prepare(args, metas, loc);
+  state::prepared p(s_->meta_names.size());
+  s_->prepare(p, args, metas, loc);
   return ir::print(*s_->get(p, args, loc)->fn);
+}
+
+std::shared_ptr<const drivers::module> kernel_core::module(std::span<const launch_arg> args,
+                                                           std::span<const meta_value> metas, src_loc loc) const {
+  state::prepared p(s_->meta_names.size());
+  s_->prepare(p, args, metas, loc);
+  auto c = s_->get(p, args, loc);
+  return {c, c->mod.get()};  // keeps the compiled kernel alive
 }
 
 void kernel_core::launch(const launch_grid& grid, std::span<const launch_arg> args, std::span<const meta_value> metas,
                          src_loc loc) const {
-  auto p = s_->prepare(args, metas, loc);
+  state::prepared p(s_->meta_names.size());
+  s_->prepare(p, args, metas, loc);
   auto c = s_->get(p, args, loc);
-  grid3 g;
-  {
-    meta m(p.metas, loc);
+  grid3 g = grid.extents;
+  if (grid.fn) {
+    meta m(p.metas.span(), loc);
     try {
       g = grid.fn(m);
     } catch (const tile::error& e) {
@@ -310,7 +386,9 @@ void kernel_core::launch(const launch_grid& grid, std::span<const launch_arg> ar
   cfg.num_stages = p.num_stages;
   cfg.kernel = s_->name;
   cfg.where = loc;
-  std::vector<drivers::kernel_arg> kargs;
+  // The drivers' arguments; a pointer's `what` stays empty (drivers::describe_arg builds it
+  // where a message needs it).
+  inline_array<drivers::kernel_arg, kInlineArgs> kargs(args.size());
   std::size_t r = 0;
   for (auto& q : s_->params) {
     if (q.k == param_desc::kind::meta) continue;
@@ -321,8 +399,6 @@ void kernel_core::launch(const launch_grid& grid, std::span<const launch_arg> ar
       k.k = drivers::kernel_arg::kind::pointer;
       k.addr = a.addr;
       k.extent_bytes = a.bytes;
-      k.what = "argument " + std::to_string(r) + " (ptr<" + std::string(tile::name(q.t)) + ">, " +
-               std::to_string(a.bytes / static_cast<std::uint64_t>(size_of(q.t))) + " elements)";
     } else if (is_float(q.t)) {
       k.k = drivers::kernel_arg::kind::floating;
       k.f = a.k == launch_arg::kind::floating ? a.f : static_cast<double>(a.i);
@@ -334,7 +410,7 @@ void kernel_core::launch(const launch_grid& grid, std::span<const launch_arg> ar
     ++r;
   }
   try {
-    p.dev->driver().launch(*c->mod, cfg, kargs);
+    p.dev->driver().launch(*c->mod, cfg, kargs.span());
   } catch (const tile::error& e) {
     if (e.kernel().empty()) throw tile::error(e.message(), e.where().known() ? e.where() : loc, s_->name);
     throw;

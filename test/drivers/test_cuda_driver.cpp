@@ -190,6 +190,12 @@ CUresult cuModuleLoadDataEx(CUmodule* m, const void* image, unsigned n, CUjit_op
   return CUDA_SUCCESS;
 }
 CUresult cuModuleUnload(CUmodule) { return CUDA_SUCCESS; }
+CUresult cuLinkCreate_v2(unsigned, CUjit_option*, void**, CUlinkState*) { return CUDA_ERROR_NOT_SUPPORTED; }
+CUresult cuLinkAddData_v2(CUlinkState, CUjitInputType, void*, std::size_t, const char*, unsigned, CUjit_option*, void**) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult cuLinkComplete(CUlinkState, void**, std::size_t*) { return CUDA_ERROR_NOT_SUPPORTED; }
+CUresult cuLinkDestroy(CUlinkState) { return CUDA_SUCCESS; }
 CUresult cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
   if (!contains(s.loaded_image, ".entry " + std::string(name) + "(")) return CUDA_ERROR_NOT_FOUND;
   return *f = reinterpret_cast<CUfunction>(std::uintptr_t{0x40}), CUDA_SUCCESS;

@@ -38,6 +38,10 @@ using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
 using CUstream = CUstream_st*;
 using CUevent = CUevent_st*;
+struct CUlinkState_st;
+using CUlinkState = CUlinkState_st*;
+// CUjitInputType (cuLinkAddData).
+enum CUjitInputType : int { CU_JIT_INPUT_CUBIN = 0, CU_JIT_INPUT_PTX = 1 };
 static_assert(sizeof(CUdeviceptr) == 8, "CUdeviceptr is 64 bits on the hosts tile supports");
 
 // CUresult values tile looks at (the rest are reported through cuGetErrorName).
@@ -65,6 +69,7 @@ inline constexpr CUresult CUDA_ERROR_MISALIGNED_ADDRESS = 716;
 inline constexpr CUresult CUDA_ERROR_INVALID_ADDRESS_SPACE = 717;
 inline constexpr CUresult CUDA_ERROR_INVALID_PC = 718;
 inline constexpr CUresult CUDA_ERROR_LAUNCH_FAILED = 719;
+inline constexpr CUresult CUDA_ERROR_NOT_SUPPORTED = 801;
 inline constexpr CUresult CUDA_ERROR_UNKNOWN = 999;
 
 /// True for the errors a faulting kernel leaves behind: the context is unusable afterwards and
@@ -183,7 +188,14 @@ inline constexpr unsigned kDefaultMaxDynamicShared = 48 * 1024;
   X(cuEventRecord, (cu::CUevent event, cu::CUstream stream))                                               \
   X(cuEventSynchronize, (cu::CUevent event))                                                               \
   X(cuEventElapsedTime_v2, (float* ms, cu::CUevent start, cu::CUevent end))                                \
-  X(cuEventDestroy_v2, (cu::CUevent event))
+  X(cuEventDestroy_v2, (cu::CUevent event))                                                                \
+  X(cuLinkCreate_v2, (unsigned num_options, cu::CUjit_option* options, void** option_values,               \
+                      cu::CUlinkState* state))                                                             \
+  X(cuLinkAddData_v2, (cu::CUlinkState state, cu::CUjitInputType type, void* data, std::size_t size,      \
+                       const char* name, unsigned num_options, cu::CUjit_option* options,                 \
+                       void** option_values))                                                              \
+  X(cuLinkComplete, (cu::CUlinkState state, void** cubin, std::size_t* size))                             \
+  X(cuLinkDestroy, (cu::CUlinkState state))
 
 /// The CUDA driver API, loaded once per process. Members are null only in hand-made tables.
 struct cuda_api {

@@ -137,6 +137,36 @@ void* slot_value(std::uintptr_t v) { return reinterpret_cast<void*>(v); }
 
 }  // namespace
 
+std::string cuda_driver::ptx_to_cubin(const std::string& ptx, const std::string& kernel, float* jit_ms) {
+  make_current();
+  std::string info_log(kLogBytes, '\0'), error_log(kLogBytes, '\0');
+  std::array<cu::CUjit_option, 5> options = {
+      cu::CU_JIT_INFO_LOG_BUFFER, cu::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, cu::CU_JIT_ERROR_LOG_BUFFER,
+      cu::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, cu::CU_JIT_WALL_TIME,
+  };
+  std::array<void*, 5> values = {info_log.data(), slot_value(kLogBytes), error_log.data(), slot_value(kLogBytes), nullptr};
+  cu::CUlinkState state = nullptr;
+  cuda_check(*api_, api_->cuLinkCreate_v2(static_cast<unsigned>(options.size()), options.data(), values.data(), &state),
+             "cuLinkCreate", kernel);
+  struct destroy {
+    const cuda_api* api;
+    cu::CUlinkState s;
+    ~destroy() { api->cuLinkDestroy(s); }
+  } guard{api_, state};
+  std::string text = ptx;  // cuLinkAddData wants a mutable, NUL-terminated image
+  cu::CUresult r = api_->cuLinkAddData_v2(state, cu::CU_JIT_INPUT_PTX, text.data(), text.size() + 1, "tile.ptx", 0, nullptr, nullptr);
+  void* cubin = nullptr;
+  std::size_t size = 0;
+  if (r == cu::CUDA_SUCCESS) r = api_->cuLinkComplete(state, &cubin, &size);
+  if (r != cu::CUDA_SUCCESS) {
+    std::string log = jit_log(error_log, values[3]);
+    throw cuda_error(*api_, r, "cuLinkComplete", kernel,
+                     "compiling PTX for " + info_.arch() + "; " + (log.empty() ? std::string("the JIT wrote no error log") : "JIT error log:\n" + log));
+  }
+  if (jit_ms) std::memcpy(jit_ms, &values[4], sizeof(float));
+  return std::string(static_cast<const char*>(cubin), size);  // the state owns cubin: copy before destroying it
+}
+
 std::unique_ptr<cuda_module> cuda_driver::load_module(const cuda_module_source& src) {
   const std::string kernel = src.kernel.empty() ? src.entry : src.kernel;
   const char* what = src.fmt == cuda_module_source::format::ptx ? "PTX" : "cubin";

@@ -137,6 +137,10 @@ class cuda_driver final : public driver {
   /// Loads PTX (JIT-compiled by the driver for this device) or a cubin. Throws tile::error naming
   /// the kernel, with the JIT's error log, when the code does not load.
   std::unique_ptr<cuda_module> load_module(const cuda_module_source& src);
+  /// Compiles PTX to a cubin for this device with the driver's JIT linker (cuLink*), so it can
+  /// be cached: a later process loads the cubin without JIT. Throws tile::error naming `kernel`
+  /// with the JIT's error log. `jit_ms`: the JIT's wall time.
+  std::string ptx_to_cubin(const std::string& ptx, const std::string& kernel, float* jit_ms = nullptr);
 
   /// The stream work goes to (a CUstream; null: the default stream).
   void* stream() const { return stream_.load(); }

@@ -1,0 +1,266 @@
+// src/analysis/axis_info.cpp — layer: analysis. See axis_info.hpp.
+#include "analysis/axis_info.hpp"
+
+#include <algorithm>
+#include <bit>
+
+namespace tile::analysis {
+
+using ir::OpKind;
+
+namespace {
+
+constexpr std::int64_t kMaxDiv = std::int64_t{1} << 30;
+
+std::int64_t pow2_div(std::int64_t v) {
+  if (v == 0) return kMaxDiv;
+  return std::min<std::int64_t>(kMaxDiv, std::int64_t{1} << std::countr_zero(static_cast<std::uint64_t>(v)));
+}
+std::int64_t mul_div(std::int64_t a, std::int64_t b) { return std::min<std::int64_t>(kMaxDiv, a * b); }
+
+AxisInfo filled(const ir::Type& t, std::int64_t contig, std::int64_t div, std::int64_t cst) {
+  AxisInfo i;
+  const std::size_t r = t.shape.size();
+  i.contiguity.assign(r, contig);
+  i.divisibility.assign(r, div);
+  i.constancy.assign(r, cst);
+  i.scalar_div = div;
+  return i;
+}
+
+/// A uniform tile (every element equal) with elements divisible by `div`.
+AxisInfo uniform(const ir::Type& t, std::int64_t div) {
+  AxisInfo i = filled(t, 1, div, 1);
+  for (std::size_t d = 0; d < t.shape.size(); ++d) i.constancy[d] = t.shape[d];
+  return i;
+}
+
+}  // namespace
+
+std::string AxisInfo::str() const {
+  auto v = [](const std::vector<std::int64_t>& x) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < x.size(); ++i) s += (i ? "," : "") + std::to_string(x[i]);
+    return s + "]";
+  };
+  if (contiguity.empty()) return "{div=" + std::to_string(scalar_div) + "}";
+  return "{contiguity=" + v(contiguity) + " divisibility=" + v(divisibility) + " constancy=" + v(constancy) + "}";
+}
+
+AxisInfo unknown_info(const ir::Type& t) { return filled(t, 1, 1, 1); }
+
+AxisAnalysis::AxisAnalysis(const ir::Function& f) : fn_(f) {
+  for (std::size_t i = 0; i < f.body.args.size(); ++i) {
+    const ir::Value* a = f.body.arg(static_cast<unsigned>(i));
+    AxisInfo info = unknown_info(a->type);
+    if (i < f.arg_info.size()) info.scalar_div = f.arg_info[i].divisibility;
+    set(a, info);
+  }
+  block(f.body);
+}
+
+const AxisInfo& AxisAnalysis::at(const ir::Value* v) const {
+  auto it = info_.find(v);
+  if (it != info_.end()) return it->second;
+  return info_.emplace(v, unknown_info(v->type)).first->second;
+}
+
+std::int64_t AxisAnalysis::divisibility(const ir::Value* v) const {
+  const AxisInfo& i = at(v);
+  if (i.divisibility.empty()) return i.scalar_div;
+  return *std::min_element(i.divisibility.begin(), i.divisibility.end());
+}
+
+void AxisAnalysis::block(const ir::Block& b) {
+  for (const auto& o : b.ops) op(*o);
+}
+
+void AxisAnalysis::op(const ir::Op& o) {
+  if (o.results.empty() && o.regions.empty()) return;
+  const ir::Type* rt = o.results.empty() ? nullptr : &o.result()->type;
+  auto in = [&](unsigned k) -> const AxisInfo& { return at(o.operand(k)); };
+  const std::size_t R = rt ? rt->shape.size() : 0;
+  switch (o.kind) {
+    case OpKind::constant:
+      set(o.result(), uniform(*rt, rt->is_float() ? 1 : pow2_div(o.attrs.ints.at(0))));
+      return;
+    case OpKind::arange: {
+      AxisInfo i = filled(*rt, rt->shape.at(0), pow2_div(o.attrs.ints.at(0)), 1);
+      set(o.result(), i);
+      return;
+    }
+    case OpKind::program_id:
+    case OpKind::num_programs: set(o.result(), filled(*rt, 1, 1, 1)); return;
+    case OpKind::splat: set(o.result(), uniform(*rt, in(0).scalar_div)); return;
+    case OpKind::hint: {
+      AxisInfo i = in(0);
+      const auto kind = static_cast<tile::detail::hint_kind>(o.attrs.ints.at(0));
+      const std::int64_t v = o.attrs.ints.at(1);
+      if (kind == tile::detail::hint_kind::multiple_of) {
+        i.scalar_div = std::max(i.scalar_div, pow2_div(v));
+        for (auto& d : i.divisibility) d = std::max(d, pow2_div(v));
+      } else if (!i.contiguity.empty()) {
+        i.contiguity.back() = std::max(i.contiguity.back(), std::min(pow2_div(v), rt->shape.back()));
+      }
+      set(o.result(), i);
+      return;
+    }
+    case OpKind::expand_dims: {
+      AxisInfo i = in(0);
+      const auto ax = static_cast<std::size_t>(o.attrs.ints.at(0));
+      if (i.contiguity.empty()) i = filled(o.operand(0)->type, 1, i.scalar_div, 1);
+      i.contiguity.insert(i.contiguity.begin() + static_cast<std::ptrdiff_t>(ax), 1);
+      i.divisibility.insert(i.divisibility.begin() + static_cast<std::ptrdiff_t>(ax), kMaxDiv);
+      i.constancy.insert(i.constancy.begin() + static_cast<std::ptrdiff_t>(ax), 1);
+      set(o.result(), i);
+      return;
+    }
+    case OpKind::broadcast: {
+      AxisInfo i = in(0);
+      const auto& src = o.operand(0)->type.shape;
+      for (std::size_t d = 0; d < R; ++d)
+        if (src[d] == 1 && rt->shape[d] != 1) {
+          i.contiguity[d] = 1;
+          i.constancy[d] = rt->shape[d];
+        }
+      set(o.result(), i);
+      return;
+    }
+    case OpKind::permute: {
+      const AxisInfo& s = in(0);
+      AxisInfo i = s;
+      for (std::size_t d = 0; d < R; ++d) {
+        const auto p = static_cast<std::size_t>(o.attrs.ints.at(d));
+        i.contiguity[d] = s.contiguity[p];
+        i.divisibility[d] = s.divisibility[p];
+        i.constancy[d] = s.constancy[p];
+      }
+      set(o.result(), i);
+      return;
+    }
+    case OpKind::add:
+    case OpKind::sub:
+    case OpKind::addptr: {
+      const AxisInfo &a = in(0), &b = in(1);
+      if (a.contiguity.empty()) {  // scalar arithmetic
+        AxisInfo i = filled(*rt, 1, 1, 1);
+        std::int64_t db = b.scalar_div;
+        if (o.kind == OpKind::addptr) db = mul_div(db, size_of(rt->elem));
+        i.scalar_div = std::min(a.scalar_div, db);
+        set(o.result(), i);
+        return;
+      }
+      const std::int64_t scale = o.kind == OpKind::addptr ? size_of(rt->elem) : 1;
+      AxisInfo i = filled(*rt, 1, 1, 1);
+      for (std::size_t d = 0; d < R; ++d) {
+        i.contiguity[d] = std::min(a.contiguity[d], b.constancy[d]);
+        if (o.kind != OpKind::sub) i.contiguity[d] = std::max(i.contiguity[d], std::min(b.contiguity[d], a.constancy[d]));
+        i.divisibility[d] = std::min(a.divisibility[d], mul_div(b.divisibility[d], scale));
+        i.constancy[d] = std::min(a.constancy[d], b.constancy[d]);
+      }
+      set(o.result(), i);
+      return;
+    }
+    case OpKind::mul:
+    case OpKind::shl: {
+      const AxisInfo &a = in(0), &b = in(1);
+      if (a.contiguity.empty()) {
+        AxisInfo i = filled(*rt, 1, 1, 1);
+        i.scalar_div = o.kind == OpKind::mul ? mul_div(a.scalar_div, b.scalar_div) : a.scalar_div;
+        set(o.result(), i);
+        return;
+      }
+      AxisInfo i = filled(*rt, 1, 1, 1);
+      for (std::size_t d = 0; d < R; ++d) {
+        i.divisibility[d] = o.kind == OpKind::mul ? mul_div(a.divisibility[d], b.divisibility[d]) : a.divisibility[d];
+        i.constancy[d] = std::min(a.constancy[d], b.constancy[d]);
+      }
+      set(o.result(), i);
+      return;
+    }
+    case OpKind::cmp: {
+      const AxisInfo &a = in(0), &b = in(1);
+      AxisInfo i = filled(*rt, 1, 1, 1);
+      const auto pred = static_cast<ir::CmpPred>(o.attrs.ints.at(0));
+      for (std::size_t d = 0; d < R; ++d) {
+        std::int64_t c = std::min(a.constancy[d], b.constancy[d]);
+        // a contiguous run [k*m, k*m + m) against a uniform multiple of m: the comparison is
+        // constant over the run (lt, le, gt, ge and their mirror images)
+        const bool ordered = pred == ir::CmpPred::lt || pred == ir::CmpPred::ge || pred == ir::CmpPred::le || pred == ir::CmpPred::gt;
+        if (ordered) {
+          c = std::max(c, std::min({a.contiguity[d], a.divisibility[d], b.divisibility[d], b.constancy[d]}));
+          c = std::max(c, std::min({b.contiguity[d], b.divisibility[d], a.divisibility[d], a.constancy[d]}));
+        }
+        i.constancy[d] = c;
+      }
+      set(o.result(), i);
+      return;
+    }
+    case OpKind::bit_and:
+    case OpKind::bit_or:
+    case OpKind::select:
+    case OpKind::cast:
+    case OpKind::bit_not: {
+      AxisInfo i = filled(*rt, 1, 1, 1);
+      for (std::size_t d = 0; d < R; ++d) {
+        std::int64_t c = rt->shape[d];
+        for (unsigned k = 0; k < o.operands.size(); ++k)
+          if (!in(k).constancy.empty()) c = std::min(c, in(k).constancy[d]);
+        i.constancy[d] = c;
+      }
+      // a cast between integers and pointers keeps the values
+      if (o.kind == OpKind::cast && !in(0).contiguity.empty() &&
+          (rt->ptr || o.operand(0)->type.ptr || (rt->is_int() && o.operand(0)->type.is_int() && size_of(rt->elem) >= size_of(o.operand(0)->type.elem))))
+        i = in(0);
+      if (o.kind == OpKind::cast && in(0).contiguity.empty()) i.scalar_div = in(0).scalar_div;
+      set(o.result(), i);
+      return;
+    }
+    case OpKind::for_: {
+      // region args: (iv, carried...); iterate to a fixed point (facts only weaken)
+      const ir::Block& body = *o.region(0);
+      const std::size_t n = o.operands.size() - 3;
+      std::vector<AxisInfo> carried;
+      for (std::size_t k = 0; k < n; ++k) carried.push_back(at(o.operand(static_cast<unsigned>(3 + k))));
+      set(body.arg(0), filled(body.arg(0)->type, 1, 1, 1));
+      for (int iter = 0; iter < 4; ++iter) {
+        for (std::size_t k = 0; k < n; ++k) set(body.arg(static_cast<unsigned>(1 + k)), carried[k]);
+        block(body);
+        bool changed = false;
+        const ir::Op* y = body.terminator();
+        for (std::size_t k = 0; k < n; ++k) {
+          const AxisInfo& yi = at(y->operand(static_cast<unsigned>(k)));
+          AxisInfo m = carried[k];
+          m.scalar_div = std::min(m.scalar_div, yi.scalar_div);
+          for (std::size_t d = 0; d < m.contiguity.size() && d < yi.contiguity.size(); ++d) {
+            m.contiguity[d] = std::min(m.contiguity[d], yi.contiguity[d]);
+            m.divisibility[d] = std::min(m.divisibility[d], yi.divisibility[d]);
+            m.constancy[d] = std::min(m.constancy[d], yi.constancy[d]);
+          }
+          if (!(m == carried[k])) {
+            carried[k] = m;
+            changed = true;
+          }
+        }
+        if (!changed) break;
+        if (iter == 3)
+          for (std::size_t k = 0; k < n; ++k) carried[k] = unknown_info(body.arg(static_cast<unsigned>(1 + k))->type);
+      }
+      for (std::size_t k = 0; k < n; ++k) {
+        set(body.arg(static_cast<unsigned>(1 + k)), carried[k]);
+        set(o.result(static_cast<unsigned>(k)), carried[k]);
+      }
+      block(body);
+      return;
+    }
+    default: break;
+  }
+  // everything else: nothing known; nested regions still analysed (unknown arguments)
+  for (const auto& r : o.regions) {
+    for (const auto& a : r->args) set(a.get(), unknown_info(a->type));
+    block(*r);
+  }
+  for (const auto& res : o.results) set(res.get(), unknown_info(res->type));
+}
+
+}  // namespace tile::analysis

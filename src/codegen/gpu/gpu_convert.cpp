@@ -1,0 +1,233 @@
+// src/codegen/gpu/gpu_convert.cpp — layer: codegen (gpu). Coordinates of a thread's elements,
+// layout conversions, shape ops (register renumbering), shared memory and barriers, shuffles.
+//
+// A conversion that moves elements between threads goes through shared memory: the threads that
+// own the elements (replicated copies skip the write) store them at their row-major position,
+// with one element of padding per row of 32 or more so that a column access hits 32 banks
+// rather than one; a barrier; every thread reads the elements of the new layout. A barrier
+// before the next write into shared memory is emitted only when shared memory was read since
+// the last barrier (straight-line code; control flow joins count as read).
+#include <bit>
+
+#include "codegen/gpu/gpu_lowering.hpp"
+
+namespace tile::codegen::gpu {
+
+using layout::Coords;
+using layout::LinearLayout;
+
+llvm::Value* GpuLowering::thread_coord(const LinearLayout& l, int d) {
+  const auto ud = static_cast<std::size_t>(d);
+  llvm::Value* c = b().getInt32(0);
+  auto add = [&](const std::vector<Coords>& bases, llvm::Value* id) {
+    for (std::size_t i = 0; i < bases.size(); ++i) {
+      const std::int64_t v = bases[i].empty() ? 0 : bases[i][ud];
+      if (!v) continue;
+      llvm::Value* bit = b().CreateAnd(b().CreateLShr(id, b().getInt32(static_cast<std::uint32_t>(i))), b().getInt32(1));
+      c = b().CreateXor(c, b().CreateMul(bit, b().getInt32(static_cast<std::uint32_t>(v))));
+    }
+  };
+  add(l.lane, lane);
+  add(l.warp, warp);
+  return c;
+}
+
+llvm::Value* GpuLowering::coord(const LinearLayout& l, int r, int d) {
+  const std::int64_t k = l.coords(r, 0, 0).at(static_cast<std::size_t>(d));
+  return b().CreateXor(thread_coord(l, d), b().getInt32(static_cast<std::uint32_t>(k)));
+}
+
+llvm::Value* GpuLowering::is_writer(const LinearLayout& l) {
+  const std::uint32_t lm = l.lane_dup_mask(), wm = l.warp_dup_mask();
+  llvm::Value* ok = b().getTrue();
+  if (lm) ok = b().CreateICmpEQ(b().CreateAnd(lane, b().getInt32(lm)), b().getInt32(0));
+  if (wm) ok = b().CreateAnd(ok, b().CreateICmpEQ(b().CreateAnd(warp, b().getInt32(wm)), b().getInt32(0)));
+  return ok;
+}
+
+llvm::Value* GpuLowering::smem_at(llvm::Value* byte_offset) {
+  return b().CreateGEP(b().getInt8Ty(), target.shared_base(S), byte_offset);
+}
+
+void GpuLowering::barrier() {
+  target.barrier(S);
+  smem_dirty_ = false;
+}
+
+void GpuLowering::barrier_before_write() {
+  if (smem_dirty_) barrier();
+}
+
+namespace {
+
+/// Row-major element offset with one element of padding per row (rows of >= 32 elements).
+struct Padded {
+  std::int64_t row = 0;  // elements per row; 0: no padding
+  std::int64_t numel = 1;
+  Padded(const std::vector<std::int64_t>& shape) {
+    for (auto e : shape) numel *= e;
+    if (shape.size() >= 2 && shape.back() >= 32) row = shape.back();
+  }
+  std::int64_t size() const { return numel + (row ? numel / row : 0); }
+};
+
+}  // namespace
+
+DV GpuLowering::convert(const DV& x, const LinearLayout& to) {
+  if (x.scalar() || x.layout == to) return x;
+  if (auto map = layout::register_map(x.layout, to)) {
+    DV out{to, {}, x.type};
+    for (int r : *map) out.regs.push_back(x.regs.at(static_cast<std::size_t>(r)));
+    return out;
+  }
+  // through shared memory
+  const ir::Type st = x.type.scalar();
+  llvm::Type* mty = S.storage_type(st);
+  const std::int64_t es = static_cast<std::int64_t>(S.mod->getDataLayout().getTypeAllocSize(mty));
+  const Padded pad(x.type.shape);
+  reserve(static_cast<std::uint64_t>(pad.size() * es));
+  const int R = static_cast<int>(x.type.shape.size());
+  auto offset = [&](const LinearLayout& l, int r) {
+    llvm::Value* flat = b().getInt32(0);
+    for (int d = 0; d < R; ++d)
+      flat = b().CreateAdd(b().CreateMul(flat, b().getInt32(static_cast<std::uint32_t>(x.type.shape[static_cast<std::size_t>(d)]))), coord(l, r, d));
+    if (pad.row) flat = b().CreateAdd(flat, b().CreateLShr(flat, b().getInt32(static_cast<std::uint32_t>(std::countr_zero(static_cast<std::uint64_t>(pad.row))))));
+    return b().CreateMul(b().CreateZExt(flat, b().getInt64Ty()), b().getInt64(static_cast<std::uint64_t>(es)));
+  };
+  barrier_before_write();
+  llvm::Value* writer = is_writer(x.layout);
+  auto* wr = llvm::BasicBlock::Create(S.ctx, "cvt.write", S.fn);
+  auto* done = llvm::BasicBlock::Create(S.ctx, "cvt.written", S.fn);
+  b().CreateCondBr(writer, wr, done);
+  b().SetInsertPoint(wr);
+  for (int r = 0; r < x.layout.num_regs(); ++r)
+    b().CreateStore(S.to_storage(x.regs.at(static_cast<std::size_t>(r)), st), smem_at(offset(x.layout, r)));
+  b().CreateBr(done);
+  b().SetInsertPoint(done);
+  barrier();
+  DV out{to, {}, x.type};
+  for (int r = 0; r < to.num_regs(); ++r) out.regs.push_back(S.from_storage(b().CreateLoad(mty, smem_at(offset(to, r))), st));
+  note_smem_read();
+  return out;
+}
+
+DV GpuLowering::remap(const DV& src, const LinearLayout& result, const ir::Type& t,
+                      const std::function<Coords(const Coords&)>& to_src) {
+  DV out{result, {}, t};
+  for (int r = 0; r < result.num_regs(); ++r) {
+    auto idx = layout::register_of(src.layout, to_src(result.coords(r, 0, 0)));
+    if (!idx) throw tile::error("codegen (gpu): internal error: a shape op's operand layout does not hold its elements in "
+                                "the same threads (" + src.layout.str() + " -> " + result.str() + ")");
+    out.regs.push_back(src.regs.at(static_cast<std::size_t>(*idx)));
+  }
+  return out;
+}
+
+void GpuLowering::lower_shape(const ir::Op& op) {
+  using ir::OpKind;
+  const ir::Type& rt = op.result()->type;
+  switch (op.kind) {
+    case OpKind::broadcast: {
+      DV x = operand(op, 0);
+      const auto& ss = op.operand(0)->type.shape;
+      set(op.result(), remap(x, plan.at(op.result()), rt, [&](const Coords& c) {
+        Coords s = c;
+        for (std::size_t d = 0; d < s.size(); ++d)
+          if (ss[d] == 1) s[d] = 0;
+        return s;
+      }));
+      return;
+    }
+    case OpKind::expand_dims: {
+      const auto ax = static_cast<std::size_t>(op.attrs.ints.at(0));
+      DV x = operand(op, 0);
+      if (x.scalar()) {
+        set(op.result(), splat(x.regs[0], rt, plan.at(op.result())));
+        return;
+      }
+      set(op.result(), remap(x, plan.at(op.result()), rt, [&](const Coords& c) {
+        Coords s = c;
+        s.erase(s.begin() + static_cast<std::ptrdiff_t>(ax));
+        return s;
+      }));
+      return;
+    }
+    case OpKind::reshape: {
+      DV x = operand(op, 0);
+      const auto& ss = op.operand(0)->type.shape;
+      set(op.result(), remap(x, plan.at(op.result()), rt, [&](const Coords& c) {
+        std::int64_t f = plan.at(op.result()).flat(c);
+        Coords s(ss.size());
+        for (std::size_t d = ss.size(); d-- > 0;) {
+          s[d] = f % ss[d];
+          f /= ss[d];
+        }
+        return s;
+      }));
+      return;
+    }
+    case OpKind::permute: {
+      DV x = operand(op, 0);
+      set(op.result(), remap(x, plan.at(op.result()), rt, [&](const Coords& c) {
+        Coords s(c.size());
+        for (std::size_t i = 0; i < c.size(); ++i) s[static_cast<std::size_t>(op.attrs.ints[i])] = c[i];
+        return s;
+      }));
+      return;
+    }
+    case OpKind::join: {
+      const LinearLayout& l = plan.at(op.result());
+      auto s = layout::split(l);
+      const LinearLayout opl = s ? *s : plan.at(op.operand(0));
+      DV a = get_as(op.operand(0), opl), c = get_as(op.operand(1), opl);
+      // the result as the join of the operands' layout, then in the planned one
+      const LinearLayout jl = layout::join(opl);
+      DV j{jl, {}, rt};
+      for (int r = 0; r < jl.num_regs(); ++r) {
+        const Coords co = jl.coords(r, 0, 0);
+        Coords src(co.begin(), co.end() - 1);
+        const DV& from = co.back() ? c : a;
+        auto idx = layout::register_of(opl, src);
+        j.regs.push_back(from.regs.at(static_cast<std::size_t>(idx.value_or(0))));
+      }
+      set(op.result(), convert(j, l));
+      return;
+    }
+    case OpKind::split: {
+      const LinearLayout& l = plan.at(op.result(0));
+      DV x = get_as(op.operand(0), layout::join(l));
+      for (unsigned h = 0; h < 2; ++h)
+        set(op.result(h), remap(x, l, op.result(h)->type, [&](const Coords& c) {
+          Coords s = c;
+          s.push_back(h);
+          return s;
+        }));
+      return;
+    }
+    default: unsupported(op, "not a shape op");
+  }
+}
+
+llvm::Value* GpuLowering::shuffle_xor(llvm::Value* v, int mask) {
+  llvm::Type* ty = v->getType();
+  auto& B = b();
+  if (ty->isPointerTy()) return B.CreateIntToPtr(shuffle_xor(B.CreatePtrToInt(v, B.getInt64Ty()), mask), ty);
+  const unsigned bits = static_cast<unsigned>(ty->getPrimitiveSizeInBits());
+  llvm::Type* ity = B.getIntNTy(bits);
+  llvm::Value* i = ty->isIntegerTy() ? v : B.CreateBitCast(v, ity);
+  llvm::Value* out;
+  if (bits == 64) {
+    llvm::Value* lo = B.CreateTrunc(i, B.getInt32Ty());
+    llvm::Value* hi = B.CreateTrunc(B.CreateLShr(i, 32), B.getInt32Ty());
+    lo = target.shuffle_xor_i32(S, lo, mask);
+    hi = target.shuffle_xor_i32(S, hi, mask);
+    out = B.CreateOr(B.CreateZExt(lo, B.getInt64Ty()), B.CreateShl(B.CreateZExt(hi, B.getInt64Ty()), 32));
+  } else if (bits == 32) {
+    out = target.shuffle_xor_i32(S, i, mask);
+  } else {
+    out = B.CreateTrunc(target.shuffle_xor_i32(S, B.CreateZExt(i, B.getInt32Ty()), mask), ity);
+  }
+  return ty->isIntegerTy() ? out : B.CreateBitCast(out, ty);
+}
+
+}  // namespace tile::codegen::gpu

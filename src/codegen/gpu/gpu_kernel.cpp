@@ -1,0 +1,162 @@
+// src/codegen/gpu/gpu_kernel.cpp — layer: codegen (gpu). The GPU lowering's driver: the kernel
+// function, thread indices, op dispatch, constants, program ids, arange, elementwise ops.
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "codegen/gpu/gpu_lowering.hpp"
+
+namespace tile::codegen::gpu {
+
+using ir::OpKind;
+
+GpuLowering::GpuLowering(llvm::LLVMContext& ctx, const GpuTargetHooks& t, const layout::LayoutPlan& p,
+                         const analysis::AxisAnalysis& a)
+    : S(ctx, t), target(t), plan(p), axis(a) {}
+
+const DV& GpuLowering::get(const ir::Value* v) const {
+  auto it = values_.find(v);
+  if (it == values_.end()) throw tile::error("codegen (gpu): internal error: a value is used before it is lowered");
+  return it->second;
+}
+
+DV GpuLowering::scalar_dv(llvm::Value* v, const ir::Type& t) const {
+  return DV{layout::scalar_layout(plan.num_warps), {v}, t};
+}
+
+DV GpuLowering::splat(llvm::Value* v, const ir::Type& t, const layout::LinearLayout& l) const {
+  return DV{l, std::vector<llvm::Value*>(static_cast<std::size_t>(l.num_regs()), v), t};
+}
+
+DV GpuLowering::get_as(const ir::Value* v, const layout::LinearLayout& l) {
+  const DV& d = get(v);
+  if (d.scalar() || d.layout == l) return d;
+  return convert(d, l);
+}
+
+DV GpuLowering::operand(const ir::Op& op, unsigned k) {
+  auto want = layout::wanted_operands(op, plan, axis);
+  const ir::Value* v = op.operand(k);
+  if (want.at(k) && !v->type.shape.empty()) return get_as(v, *want[k]);
+  return get(v);
+}
+
+std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std::string& symbol) {
+  auto& ctx = S.ctx;
+  auto m = std::make_unique<llvm::Module>(symbol, ctx);
+  S.mod = m.get();
+  S.ir_fn = &f;
+  target.configure_module(*m);
+  S.fn = target.declare_kernel(*m, f, symbol);
+  S.entry = llvm::BasicBlock::Create(ctx, "entry", S.fn);
+  auto* body = llvm::BasicBlock::Create(ctx, "body", S.fn);
+  S.b = std::make_unique<llvm::IRBuilder<>>(body);
+  llvm::Value* tid = target.thread_id(S);
+  lane = b().CreateAnd(tid, b().getInt32(31), "lane");
+  warp = b().CreateLShr(tid, b().getInt32(5), "warp");
+  for (unsigned i = 0; i < f.body.args.size(); ++i) {
+    const ir::Value* a = f.body.arg(i);
+    set(a, scalar_dv(target.kernel_arg(S, i, S.reg_type(a->type)), a->type));
+  }
+  smem_bytes_ = 0;
+  smem_dirty_ = false;
+  lower_block(f.body);
+  llvm::IRBuilder<> eb(S.entry);
+  eb.CreateBr(body);
+  target.finish_kernel(S, smem_bytes_);
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (llvm::verifyFunction(*S.fn, &os))
+    throw tile::error("codegen (gpu): internal error: invalid LLVM IR for kernel '" + f.name + "': " + os.str());
+  values_.clear();
+  S.mod = nullptr;
+  S.fn = nullptr;
+  return m;
+}
+
+void GpuLowering::lower_block(const ir::Block& blk) {
+  for (const auto& op : blk.ops) lower_op(*op);
+}
+
+std::vector<DV> GpuLowering::lower_region(const ir::Block& region, const std::vector<DV>& args) {
+  for (std::size_t i = 0; i < args.size() && i < region.args.size(); ++i) set(region.arg(static_cast<unsigned>(i)), args[i]);
+  lower_block(region);
+  std::vector<DV> out;
+  if (const ir::Op* t = region.terminator())
+    for (const ir::Value* v : t->operands) out.push_back(get(v));
+  return out;
+}
+
+void GpuLowering::lower_op(const ir::Op& op) {
+  const auto rt = [&]() -> const ir::Type& { return op.result()->type; };
+  switch (op.kind) {
+    case OpKind::constant: {
+      const ir::Type& t = rt();
+      llvm::Type* ty = S.reg_type(t.scalar());
+      llvm::Value* c;
+      if (t.ptr)
+        c = llvm::ConstantExpr::getIntToPtr(llvm::ConstantInt::get(b().getInt64Ty(), static_cast<std::uint64_t>(op.attrs.ints.at(0))), ty);
+      else if (t.is_float())
+        c = S.from_compute(llvm::ConstantFP::get(S.compute_type(t.elem), op.attrs.f), t.elem);
+      else
+        c = llvm::ConstantInt::get(ty, static_cast<std::uint64_t>(op.attrs.ints.at(0)), is_signed(t.elem));
+      set(op.result(), t.is_scalar() ? scalar_dv(c, t) : splat(c, t, plan.at(op.result())));
+      return;
+    }
+    case OpKind::program_id:
+      set(op.result(), scalar_dv(target.program_id(S, static_cast<int>(op.attrs.ints.at(0))), rt()));
+      return;
+    case OpKind::num_programs:
+      set(op.result(), scalar_dv(target.num_programs(S, static_cast<int>(op.attrs.ints.at(0))), rt()));
+      return;
+    case OpKind::arange: {
+      const layout::LinearLayout& l = plan.at(op.result());
+      DV d{l, {}, rt()};
+      const auto start = static_cast<std::int32_t>(op.attrs.ints.at(0));
+      for (int r = 0; r < l.num_regs(); ++r) d.regs.push_back(b().CreateAdd(coord(l, r, 0), b().getInt32(static_cast<std::uint32_t>(start))));
+      set(op.result(), std::move(d));
+      return;
+    }
+    case OpKind::hint: set(op.result(), operand(op, 0)); return;
+    case OpKind::splat: {
+      const DV& s = get(op.operand(0));
+      set(op.result(), splat(s.regs.at(0), rt(), plan.at(op.result())));
+      return;
+    }
+    case OpKind::broadcast:
+    case OpKind::expand_dims:
+    case OpKind::reshape:
+    case OpKind::permute:
+    case OpKind::join:
+    case OpKind::split: lower_shape(op); return;
+    case OpKind::load:
+    case OpKind::store:
+    case OpKind::atomic_rmw:
+    case OpKind::atomic_cas: lower_memory(op); return;
+    case OpKind::reduce: lower_reduce(op); return;
+    case OpKind::scan: lower_scan(op); return;
+    case OpKind::dot: lower_dot(op); return;
+    case OpKind::for_:
+    case OpKind::while_:
+    case OpKind::if_: lower_control(op); return;
+    case OpKind::print:
+    case OpKind::assert_: lower_debug(op); return;
+    case OpKind::ret: target.emit_return(S); return;
+    case OpKind::yield:
+    case OpKind::condition: return;
+    default: break;
+  }
+  if (!ir::is_elementwise(op.kind)) unsupported(op, "no lowering for this op");
+  std::vector<DV> in;
+  for (unsigned k = 0; k < op.operands.size(); ++k) in.push_back(operand(op, k));
+  const ir::Type& t = rt();
+  DV out{t.is_scalar() ? layout::scalar_layout(plan.num_warps) : plan.at(op.result()), {}, t};
+  const std::size_t n = in.empty() ? 1 : in[0].regs.size();
+  for (std::size_t r = 0; r < n; ++r) {
+    std::vector<llvm::Value*> args;
+    for (const DV& d : in) args.push_back(d.regs.size() == 1 ? d.regs[0] : d.regs.at(r));
+    out.regs.push_back(S.scalar_op(op, args));
+  }
+  set(op.result(), std::move(out));
+}
+
+}  // namespace tile::codegen::gpu

@@ -1,0 +1,118 @@
+// src/codegen/gpu/gpu_lowering.hpp — layer: codegen (gpu). Tile IR -> LLVM IR for GPU targets:
+// one program instance is one CTA of 32 * num_warps threads, and every tile is spread over
+// them by its layout (layout/assign_layouts.hpp): each thread holds its elements in registers
+// (a DV: one LLVM value per register of the layout).
+//
+//   elementwise ops   per register, with the shared lowering's scalar semantics (scalar.cpp);
+//   shape ops         a renumbering of registers (the layouts were chosen for it);
+//   layout changes    in registers when the threads keep their elements, else through shared
+//                     memory (padded rows), between barriers (gpu_convert.cpp);
+//   loads/stores      per run of registers: 128-bit vector accesses where axis info shows
+//                     contiguity, alignment and a mask constant over the run, predicated
+//                     otherwise; replicated threads do not write (gpu_memory.cpp);
+//   reduce            in the thread, across lanes with butterfly shuffles, across warps through
+//                     shared memory (gpu_reduce.cpp); scan: along the axis in one thread after a
+//                     layout change;
+//   dot               through shared memory, one fused multiply-add chain per accumulator
+//                     element (tensor cores are issue 6's; gpu_dot.cpp);
+//   for/while/if      phis per register (gpu_control.cpp); print/assert (gpu_debug.cpp).
+// Shared memory is one dynamic buffer; each op uses it from offset 0 between barriers, so its
+// size is the largest single use (shared_bytes()).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/axis_info.hpp"
+#include "codegen/gpu/gpu_target.hpp"
+#include "codegen/lowering.hpp"
+#include "layout/assign_layouts.hpp"
+
+namespace tile::codegen::gpu {
+
+/// A distributed value: register r of the calling thread holds element layout.coords(r, lane, warp).
+struct DV {
+  layout::LinearLayout layout;
+  std::vector<llvm::Value*> regs;  // register values (Lowering::reg_type of the element)
+  ir::Type type;
+  bool scalar() const { return type.shape.empty(); }
+};
+
+class GpuLowering {
+ public:
+  GpuLowering(llvm::LLVMContext& ctx, const GpuTargetHooks& target, const layout::LayoutPlan& plan,
+              const analysis::AxisAnalysis& axis);
+  std::unique_ptr<llvm::Module> run(const ir::Function& f, const std::string& symbol);
+  /// Dynamic shared memory the kernel needs per CTA (bytes).
+  std::uint32_t shared_bytes() const { return static_cast<std::uint32_t>(smem_bytes_); }
+
+  // ---- state ----
+  Lowering S;  // scalar semantics, types, builder (S.b), module (S.mod), function (S.fn)
+  const GpuTargetHooks& target;
+  const layout::LayoutPlan& plan;
+  const analysis::AxisAnalysis& axis;
+  llvm::IRBuilder<>& b() { return *S.b; }
+  llvm::Value* lane = nullptr;  // i32
+  llvm::Value* warp = nullptr;  // i32
+
+  // ---- values ----
+  const DV& get(const ir::Value* v) const;
+  void set(const ir::Value* v, DV d) { values_[v] = std::move(d); }
+  /// `v` in layout `l` (converted when it has another).
+  DV get_as(const ir::Value* v, const layout::LinearLayout& l);
+  /// Operand k of op in the layout the op wants (layout::wanted_operands).
+  DV operand(const ir::Op& op, unsigned k);
+  DV scalar_dv(llvm::Value* v, const ir::Type& t) const;
+  DV splat(llvm::Value* v, const ir::Type& t, const layout::LinearLayout& l) const;
+
+  // ---- layouts (gpu_convert.cpp) ----
+  /// Coordinate of axis d of register r's element in this thread (i32).
+  llvm::Value* coord(const layout::LinearLayout& l, int r, int d);
+  /// The thread's part of axis d's coordinate (i32): XOR of its lane and warp bases.
+  llvm::Value* thread_coord(const layout::LinearLayout& l, int d);
+  /// i1: this thread is the one that writes for its elements (its replicated bits are 0).
+  llvm::Value* is_writer(const layout::LinearLayout& l);
+  DV convert(const DV& x, const layout::LinearLayout& to);
+  /// Registers of `result` taken from `src` through a coordinate map (shape ops).
+  DV remap(const DV& src, const layout::LinearLayout& result, const ir::Type& t,
+           const std::function<layout::Coords(const layout::Coords&)>& to_src);
+
+  // ---- shared memory ----
+  /// Pointer (addrspace 3) `bytes` into the dynamic shared buffer; reserve() grows it.
+  llvm::Value* smem_at(llvm::Value* byte_offset);
+  void reserve(std::uint64_t bytes) { smem_bytes_ = std::max(smem_bytes_, bytes); }
+  /// A barrier before shared memory is written again, unless none is needed since the last one.
+  void barrier_before_write();
+  void barrier();
+  void note_smem_read() { smem_dirty_ = true; }
+
+  // ---- ops ----
+  void lower_block(const ir::Block& blk);
+  void lower_op(const ir::Op& op);
+  void lower_shape(const ir::Op& op);
+  void lower_memory(const ir::Op& op);
+  void lower_reduce(const ir::Op& op);
+  void lower_scan(const ir::Op& op);
+  void lower_dot(const ir::Op& op);
+  void lower_control(const ir::Op& op);
+  void lower_debug(const ir::Op& op);
+  /// Lower a region with its arguments bound to `args`; the terminator's operands.
+  std::vector<DV> lower_region(const ir::Block& region, const std::vector<DV>& args);
+  /// Apply a reduce/scan combine region to scalar register values.
+  std::vector<llvm::Value*> combine(const ir::Block& region, const std::vector<llvm::Value*>& a,
+                                    const std::vector<llvm::Value*>& b, const std::vector<ir::Type>& types);
+  [[noreturn]] void unsupported(const ir::Op& op, const std::string& why) const { S.unsupported(op, why); }
+
+  /// Shuffle a register value (any scalar type up to 64 bits) across lanes: lane ^ mask.
+  llvm::Value* shuffle_xor(llvm::Value* v, int mask);
+
+ private:
+  std::unordered_map<const ir::Value*, DV> values_;
+  std::uint64_t smem_bytes_ = 0;
+  bool smem_dirty_ = false;
+};
+
+}  // namespace tile::codegen::gpu

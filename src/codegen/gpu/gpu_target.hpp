@@ -1,0 +1,30 @@
+// src/codegen/gpu/gpu_target.hpp — layer: codegen (gpu). What the distributed GPU lowering
+// (gpu_lowering.hpp) asks of a GPU target beyond codegen/target.hpp: thread ids, barriers, lane
+// shuffles and the dynamic shared-memory buffer. NVPTX implements it (src/targets/nvptx); AMDGPU
+// would too.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/target.hpp"
+
+namespace tile::codegen::gpu {
+
+class GpuTargetHooks : public TargetHooks {
+ public:
+  /// The thread's index in its CTA (i32, 0 .. 32 * num_warps - 1).
+  virtual llvm::Value* thread_id(Lowering& L) const = 0;
+  /// A CTA-wide barrier (all threads; shared memory written before it is visible after it).
+  virtual void barrier(Lowering& L) const = 0;
+  /// The value (i32) of lane (lane ^ mask) of the calling warp; every lane takes part.
+  virtual llvm::Value* shuffle_xor_i32(Lowering& L, llvm::Value* v, int mask) const = 0;
+  /// The start of the CTA's dynamic shared memory (a pointer in the target's shared address space).
+  virtual llvm::Value* shared_base(Lowering& L) const = 0;
+  /// printf(fmt, args…) on the device (C varargs: i32, i64, double, pointers).
+  virtual void printf(Lowering& L, const std::string& fmt, const std::vector<llvm::Value*>& args) const = 0;
+  /// Lowering's scratch memory is per thread on a GPU: local memory (an alloca).
+  llvm::Value* scratch_base(Lowering&, Builder&) const override { return nullptr; }
+};
+
+}  // namespace tile::codegen::gpu

@@ -1,0 +1,226 @@
+// src/jit/compile_nvptx.cpp — layer: jit. The NVIDIA pipeline (see compile_nvptx.hpp):
+//   key -> memory cache -> disk cache (.ptx) -> [axis info -> layouts -> GPU lowering -> O3 -> PTX]
+// and for a device: key + device -> disk cache (.cubin) -> [PTX -> driver JIT (cuLink) -> cubin]
+// -> cuModuleLoadData. A dump or timing switch bypasses the lookups and still stores results.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <unordered_map>
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "analysis/axis_info.hpp"
+#include "codegen/gpu/gpu_lowering.hpp"
+#include "drivers/cuda/cuda_driver.hpp"
+#include "jit/compile_nvptx.hpp"
+#include "jit/disk_cache.hpp"
+#include "jit/dump.hpp"
+#include "jit/llvm_passes.hpp"
+#include "layout/assign_layouts.hpp"
+#include "support/env.hpp"
+#include "targets/nvptx/nvptx_target.hpp"
+
+#ifndef TILE_VERSION
+#define TILE_VERSION "dev"
+#endif
+
+namespace tile::jit {
+namespace {
+
+constexpr const char* kOptions = "O3;gpu-abi=1";
+
+struct caches {
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<const ptx_kernel>> ptx;  // digest -> kernel
+  std::unique_ptr<disk_cache> disk;
+};
+
+caches& the_caches() {
+  static caches c;
+  return c;
+}
+
+disk_cache* disk() {
+  caches& c = the_caches();
+  std::lock_guard l(c.mu);
+  if (!c.disk) c.disk = std::make_unique<disk_cache>(env::get("TILE_CACHE_DIR"));
+  return c.disk.get();
+}
+
+struct stage_timer {
+  std::vector<std::pair<std::string, double>> rows;
+  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+  void lap(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    rows.emplace_back(name, std::chrono::duration<double, std::milli>(now - t).count());
+    t = now;
+  }
+  void print(const std::string& kernel, const std::string& target) const {
+    double total = 0;
+    for (auto& r : rows) total += r.second;
+    std::cerr << "// ----- compile timing, " << target << " (kernel " << kernel << ") ----- //\n";
+    char line[160];
+    for (auto& r : rows) {
+      std::snprintf(line, sizeof line, "  %-16s %10.3f %6.1f%%\n", r.first.c_str(), r.second, total > 0 ? 100.0 * r.second / total : 0.0);
+      std::cerr << line;
+    }
+    std::snprintf(line, sizeof line, "  %-16s %10.3f %6.1f%%\n", "total", total, 100.0);
+    std::cerr << line << std::flush;
+  }
+};
+
+/// "tile_<kernel name reduced to [A-Za-z0-9_]>" — readable in profilers.
+std::string entry_name(const std::string& kernel) {
+  std::string s = "tile_";
+  for (char c : kernel) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  return s;
+}
+
+cache_key key_for(const ir::Function& fn, const targets::nvptx::arch& a) {
+  cache_key key;
+  key.ir_hash = ir::structural_hash(fn);
+  key.target = "nvptx-" + a.name();
+  key.options = std::string(kOptions) + ";w" + std::to_string(fn.num_warps) + ";s" + std::to_string(fn.num_stages);
+  key.version = TILE_VERSION;
+  key.kernel = fn.name;
+  return key;
+}
+
+// disk format of a PTX entry: one header line, then the PTX
+std::string pack(const ptx_kernel& k) {
+  return "tile-ptx shared=" + std::to_string(k.shared_bytes) + " warps=" + std::to_string(k.num_warps) + "\n" + k.ptx;
+}
+bool unpack(const std::string& s, ptx_kernel& k) {
+  const auto nl = s.find('\n');
+  if (nl == std::string::npos) return false;
+  unsigned shared = 0;
+  int warps = 0;
+  if (std::sscanf(s.substr(0, nl).c_str(), "tile-ptx shared=%u warps=%d", &shared, &warps) != 2) return false;
+  k.shared_bytes = shared;
+  k.num_warps = warps;
+  k.ptx = s.substr(nl + 1);
+  return true;
+}
+
+std::shared_ptr<const ptx_kernel> lower(const ir::Function& fn, const targets::nvptx::arch& a, const std::string& digest,
+                                        bool dumping, stage_timer& timer) {
+  auto k = std::make_shared<ptx_kernel>();
+  k->entry = entry_name(fn.name);
+  k->kernel = fn.name;
+  k->arch = a.name();
+  k->num_warps = fn.num_warps;
+  k->digest = digest;
+  analysis::AxisAnalysis axis(fn);
+  layout::LayoutPlan plan = layout::assign_layouts(fn, axis, fn.num_warps);
+  timer.lap("layouts");
+  if (env::enabled("TILE_DUMP_IR"))
+    std::cerr << "// ----- layouts for " << a.name() << ", " << fn.num_warps << " warps (kernel " << fn.name << ") ----- //\n"
+              << layout::print_plan(fn, plan) << std::flush;
+  llvm::LLVMContext ctx;
+  targets::nvptx::NvptxTarget target(a, fn.num_warps);
+  codegen::gpu::GpuLowering lowering(ctx, target, plan, axis);
+  std::unique_ptr<llvm::Module> m = lowering.run(fn, k->entry);
+  k->shared_bytes = lowering.shared_bytes();
+  timer.lap("lower to LLVM");
+  auto tm = targets::nvptx::make_target_machine(a);
+  optimize(*m, *tm);
+  timer.lap("LLVM O3");
+  k->ptx = emit(*m, *tm, emit_kind::assembly);
+  timer.lap("PTX");
+  if (dumping) {
+    dump_artifact(fn.name, digest, "tir", ir::print(fn, true));
+    dump_artifact(fn.name, digest, "layouts", layout::print_plan(fn, plan));
+    dump_artifact(fn.name, digest, "ll", to_text(*m));
+    dump_artifact(fn.name, digest, "ptx", k->ptx);
+  }
+  return k;
+}
+
+}  // namespace
+
+std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targets::nvptx::arch& a) {
+  const bool time = env::enabled("TILE_TIME_PASSES");
+  const bool dumping = !dump_dir().empty();
+  const bool use_cache = env::enabled("TILE_CACHE");
+  const bool lookup = use_cache && !dumping && !time;
+  stage_timer timer;
+  const cache_key key = key_for(fn, a);
+  const std::string digest = key.digest();
+  caches& c = the_caches();
+  if (lookup) {
+    {
+      std::lock_guard l(c.mu);
+      auto it = c.ptx.find(digest);
+      if (it != c.ptx.end()) return it->second;
+    }
+    if (auto hit = disk()->load(key, "ptx")) {
+      auto k = std::make_shared<ptx_kernel>();
+      if (unpack(*hit, *k)) {
+        k->entry = entry_name(fn.name);
+        k->kernel = fn.name;
+        k->arch = a.name();
+        k->digest = digest;
+        std::lock_guard l(c.mu);
+        c.ptx.emplace(digest, k);
+        return k;
+      }
+    }
+  }
+  auto k = lower(fn, a, digest, dumping, timer);
+  if (use_cache) {
+    disk()->store(key, pack(*k), "ptx");
+    std::lock_guard l(c.mu);
+    c.ptx[digest] = k;
+  }
+  if (time) timer.print(fn.name, a.name());
+  return k;
+}
+
+std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function> fn, drivers::cuda_driver& drv) {
+  const auto& info = drv.info();
+  const targets::nvptx::arch a = targets::nvptx::arch_for_device(info.cc_major, info.cc_minor);
+  const bool use_cache = env::enabled("TILE_CACHE");
+  const bool lookup = use_cache && dump_dir().empty() && !env::enabled("TILE_TIME_PASSES");
+  // the cubin's key: the PTX's, plus the device and driver that compiled it
+  cache_key key = key_for(*fn, a);
+  key.target += ";" + info.arch() + ";driver" + std::to_string(info.driver_version);
+  drivers::cuda_module_source src;
+  src.entry = entry_name(fn->name);
+  src.kernel = fn->name;
+  src.num_warps = fn->num_warps;
+  if (lookup) {
+    if (auto hit = disk()->load(key, "cubin")) {
+      ptx_kernel meta;
+      const auto nl = hit->find('\n');
+      if (nl != std::string::npos && unpack(hit->substr(0, nl + 1), meta)) {
+        src.fmt = drivers::cuda_module_source::format::cubin;
+        src.image = hit->substr(nl + 1);
+        src.shared_bytes = meta.shared_bytes;
+        return drv.load_module(src);
+      }
+    }
+  }
+  auto k = compile_ptx(*fn, a);
+  src.shared_bytes = k->shared_bytes;
+  std::string cubin;
+  try {
+    cubin = drv.ptx_to_cubin(k->ptx, fn->name);
+  } catch (const tile::error&) {
+    cubin.clear();  // no JIT linker: load the PTX itself (the driver JITs it), nothing cached
+  }
+  if (!cubin.empty()) {
+    if (use_cache) disk()->store(key, "tile-ptx shared=" + std::to_string(k->shared_bytes) + " warps=" + std::to_string(k->num_warps) + "\n" + cubin, "cubin");
+    if (!dump_dir().empty()) dump_artifact(fn->name, k->digest, "cubin", cubin);
+    src.fmt = drivers::cuda_module_source::format::cubin;
+    src.image = std::move(cubin);
+  } else {
+    src.fmt = drivers::cuda_module_source::format::ptx;
+    src.image = k->ptx;
+  }
+  return drv.load_module(src);
+}
+
+}  // namespace tile::jit

@@ -1,0 +1,42 @@
+// src/jit/compile_nvptx.hpp — layer: jit. The NVIDIA compile pipeline:
+//   tile IR -> layouts (src/layout) -> LLVM IR (codegen/gpu + the nvptx target) -> O3 -> PTX
+// with the memory and disk caches in front (the key holds the arch and num_warps), and the
+// TILE_DUMP_DIR artifacts (.tir, .ll, .ptx). Loading PTX on a device (driver JIT, cubin cached on
+// disk) is compile_cuda's (compile_cuda.cpp); compile-only (TILE_BACKEND=null) stops at PTX (and
+// ptxas where present).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "drivers/driver.hpp"
+#include "ir/ir.hpp"
+#include "targets/nvptx/nvptx_arch.hpp"
+
+namespace tile::drivers {
+class cuda_driver;
+}
+
+namespace tile::jit {
+
+/// A kernel compiled to PTX.
+struct ptx_kernel {
+  std::string ptx;                 // the PTX module's text
+  std::string entry;               // its .entry symbol
+  std::string kernel;              // the user's kernel name
+  std::string arch;                // "sm_90a"
+  int num_warps = 4;               // launch with 32 * num_warps threads per block
+  std::uint32_t shared_bytes = 0;  // dynamic shared memory per block
+  std::string digest;              // the compile cache key's digest (for artifact names)
+};
+
+/// Compiles `fn` for `a` (through the caches; a dump or TILE_TIME_PASSES bypasses lookups).
+/// Throws tile::error naming the op and the user's file:line for what cannot be lowered.
+std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targets::nvptx::arch& a);
+
+/// Compiles `fn` for the driver's device and loads it: the cubin from the disk cache when a
+/// previous process left one, else PTX through the driver's JIT (the cubin then stored).
+std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function> fn, drivers::cuda_driver& drv);
+
+}  // namespace tile::jit

@@ -1,0 +1,253 @@
+// src/layout/assign_layouts.cpp — layer: layout. See assign_layouts.hpp.
+#include "layout/assign_layouts.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_set>
+
+namespace tile::layout {
+
+using ir::OpKind;
+
+namespace {
+
+int elem_bytes(const ir::Type& t) { return t.ptr ? 8 : std::max<int>(1, static_cast<int>(size_of(t.elem))); }
+
+bool is_tile(const ir::Value* v) { return !v->type.shape.empty(); }
+
+class Assigner {
+ public:
+  Assigner(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps) : f_(f), ai_(ai) {
+    plan_.num_warps = num_warps;
+  }
+
+  LayoutPlan run() {
+    // 1. anchors
+    ir::walk(const_cast<ir::Block&>(f_.body), [&](const ir::Op& op) {
+      if ((op.kind == OpKind::load || op.kind == OpKind::atomic_rmw || op.kind == OpKind::atomic_cas) &&
+          is_tile(op.result())) {
+        plan_.of[op.result()] = coalesced(op.operand(0), ai_, plan_.num_warps);
+        anchored_.insert(op.result());
+        shape_anchor_.emplace(op.result()->type.shape, plan_.of[op.result()]);
+      }
+    });
+    // 2. consumers decide, backwards
+    block(f_.body);
+    // 3. count the uses that need a conversion
+    ir::walk(const_cast<ir::Block&>(f_.body), [&](const ir::Op& op) {
+      auto want = wanted_operands(op, plan_, ai_);
+      for (std::size_t k = 0; k < op.operands.size(); ++k)
+        if (want[k] && is_tile(op.operand(static_cast<unsigned>(k))) && !(plan_.at(op.operand(static_cast<unsigned>(k))) == *want[k]))
+          ++plan_.conversions;
+    });
+    return std::move(plan_);
+  }
+
+ private:
+  const ir::Function& f_;
+  const analysis::AxisAnalysis& ai_;
+  LayoutPlan plan_;
+  std::unordered_set<const ir::Value*> anchored_;
+  std::map<std::vector<std::int64_t>, LinearLayout> shape_anchor_;  // the first load's layout per shape
+
+  /// The layout of an unconstrained value: that of the kernel's first load of the same shape, so
+  /// values computed alongside loaded ones need no conversion; else default_layout.
+  LinearLayout preferred(const ir::Type& t) const {
+    auto it = shape_anchor_.find(t.shape);
+    return it != shape_anchor_.end() ? it->second : default_layout(t, plan_.num_warps);
+  }
+
+  bool has(const ir::Value* v) const { return plan_.of.count(v) != 0; }
+  /// The first request wins.
+  void want(const ir::Value* v, const LinearLayout& l) {
+    if (is_tile(v) && !has(v)) plan_.of[v] = l;
+  }
+  /// A result's layout: what its consumers asked for, or the default.
+  void decide(const ir::Value* v) {
+    if (is_tile(v) && !has(v)) plan_.of[v] = preferred(v->type);
+  }
+  void force(const ir::Value* v, const LinearLayout& l) {
+    if (is_tile(v)) plan_.of[v] = l;
+  }
+
+  void block(const ir::Block& b) {
+    for (auto it = b.ops.rbegin(); it != b.ops.rend(); ++it) op(**it);
+  }
+
+  void op(const ir::Op& op) {
+    switch (op.kind) {
+      case OpKind::reduce:
+      case OpKind::scan: {
+        const ir::Value* x = op.operand(0);
+        LinearLayout l = has(x) ? plan_.of.at(x) : (op.kind == OpKind::scan && has(op.result()) ? plan_.of.at(op.result())
+                                                                                                 : preferred(x->type));
+        for (const ir::Value* v : op.operands) force_if_free(v, l);
+        const auto axis = static_cast<int>(op.attrs.ints.at(0));
+        for (const auto& r : op.results) force(r.get(), op.kind == OpKind::reduce ? slice(l, axis) : l);
+        break;
+      }
+      case OpKind::join: {
+        const ir::Value* r = op.result();
+        decide(r);
+        if (!split(plan_.of.at(r))) force(r, join(has(op.operand(0)) ? plan_.of.at(op.operand(0)) : preferred(op.operand(0)->type)));
+        break;
+      }
+      case OpKind::split: {
+        decide(op.result(0));
+        force(op.result(1), plan_.of.at(op.result(0)));
+        break;
+      }
+      case OpKind::for_:
+      case OpKind::while_: {
+        // one layout per carried value: the result's, its region arguments', init's, yield's
+        const std::size_t first = op.kind == OpKind::for_ ? 3 : 0;
+        for (std::size_t k = 0; k < op.results.size(); ++k) {
+          const ir::Value* r = op.result(static_cast<unsigned>(k));
+          if (!is_tile(r)) continue;
+          if (!has(r)) {
+            const ir::Value* init = op.operand(static_cast<unsigned>(first + k));
+            plan_.of[r] = has(init) ? plan_.of.at(init) : preferred(r->type);
+          }
+          const LinearLayout& l = plan_.of.at(r);
+          for (const auto& reg : op.regions) {
+            const std::size_t arg = op.kind == OpKind::for_ ? k + 1 : k;
+            if (arg < reg->args.size()) force(reg->arg(static_cast<unsigned>(arg)), l);
+          }
+        }
+        break;
+      }
+      default:
+        for (const auto& r : op.results) decide(r.get());
+        break;
+    }
+    // requests to operands
+    auto w = wanted_operands(op, plan_, ai_);
+    for (std::size_t k = 0; k < op.operands.size(); ++k)
+      if (w[k]) want(op.operand(static_cast<unsigned>(k)), *w[k]);
+    // yields inside regions: their operands want the op's result layouts
+    for (const auto& reg : op.regions) {
+      const ir::Op* t = reg->terminator();
+      if (t && t->kind == OpKind::yield)
+        for (std::size_t k = 0; k < t->operands.size() && k < op.results.size(); ++k)
+          if (is_tile(op.result(static_cast<unsigned>(k)))) want(t->operand(static_cast<unsigned>(k)), plan_.of.at(op.result(static_cast<unsigned>(k))));
+      block(*reg);
+      for (const auto& a : reg->args) decide(a.get());
+    }
+  }
+
+  void force_if_free(const ir::Value* v, const LinearLayout& l) {
+    if (!has(v)) want(v, l);
+  }
+};
+
+}  // namespace
+
+const LinearLayout& LayoutPlan::at(const ir::Value* v) const {
+  auto it = of.find(v);
+  if (it != of.end()) return it->second;
+  static thread_local std::vector<LinearLayout> scalars;
+  const std::size_t w = static_cast<std::size_t>(num_warps);
+  if (scalars.size() <= w) scalars.resize(w + 1);
+  if (scalars[w].lane.empty()) scalars[w] = scalar_layout(num_warps);
+  if (!v->type.shape.empty()) throw tile::error("layout: internal error: a tile value has no layout");
+  return scalars[w];
+}
+
+LinearLayout default_layout(const ir::Type& t, int num_warps) {
+  return default_blocked(t.shape, num_warps, std::max(1, 16 / elem_bytes(t)));
+}
+
+LinearLayout coalesced(const ir::Value* ptr, const analysis::AxisAnalysis& ai, int num_warps) {
+  const ir::Type& t = ptr->type;
+  const analysis::AxisInfo& info = ai.at(ptr);
+  const int R = static_cast<int>(t.shape.size());
+  if (R == 0) return scalar_layout(num_warps);
+  std::vector<int> order;
+  for (int d = R - 1; d >= 0; --d) order.push_back(d);
+  // most contiguous axis first (ties: the later axis, row-major)
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return info.contiguity[static_cast<std::size_t>(a)] > info.contiguity[static_cast<std::size_t>(b)];
+  });
+  const int eb = std::max(1, static_cast<int>(size_of(t.elem)));
+  const std::int64_t contig = info.contiguity[static_cast<std::size_t>(order[0])];
+  int vec = static_cast<int>(std::min<std::int64_t>(16 / eb, contig));
+  if (contig <= 1) {  // no contiguity known: keep the default order and width
+    order.clear();
+    vec = std::max(1, 16 / eb);
+  }
+  return default_blocked(t.shape, num_warps, std::max(vec, 1), order);
+}
+
+std::vector<std::optional<LinearLayout>> wanted_operands(const ir::Op& op, const LayoutPlan& plan,
+                                                         const analysis::AxisAnalysis& ai) {
+  std::vector<std::optional<LinearLayout>> w(op.operands.size());
+  auto res = [&](unsigned i = 0) -> const LinearLayout& { return plan.at(op.result(i)); };
+  const int W = plan.num_warps;
+  switch (op.kind) {
+    case OpKind::load:
+    case OpKind::store:
+    case OpKind::atomic_rmw:
+    case OpKind::atomic_cas: {
+      if (op.operand(0)->type.shape.empty()) return w;
+      LinearLayout l = coalesced(op.operand(0), ai, W);
+      for (auto& x : w) x = l;
+      return w;
+    }
+    case OpKind::broadcast: w[0] = broadcast_source(res(), op.operand(0)->type.shape); return w;
+    case OpKind::expand_dims:
+      if (!op.operand(0)->type.shape.empty()) w[0] = slice(res(), static_cast<int>(op.attrs.ints.at(0)));
+      return w;
+    case OpKind::reshape: w[0] = reshape(res(), op.operand(0)->type.shape); return w;
+    case OpKind::permute: {
+      std::vector<std::int64_t> inv(op.attrs.ints.size());
+      for (std::size_t i = 0; i < inv.size(); ++i) inv[static_cast<std::size_t>(op.attrs.ints[i])] = static_cast<std::int64_t>(i);
+      w[0] = permute(res(), inv);
+      return w;
+    }
+    case OpKind::join: {
+      auto s = split(res());
+      if (s) w[0] = w[1] = *s;
+      return w;
+    }
+    case OpKind::split: w[0] = join(res(0)); return w;
+    case OpKind::reduce:
+    case OpKind::scan: {
+      // every operand in the first one's layout (argmax: values and indices together)
+      if (plan.of.count(op.operand(0)))
+        for (auto& x : w) x = plan.of.at(op.operand(0));
+      return w;
+    }
+    case OpKind::dot: w[2] = res(); return w;
+    case OpKind::for_: {
+      for (std::size_t k = 3; k < op.operands.size(); ++k)
+        if (!op.operand(static_cast<unsigned>(k))->type.shape.empty()) w[k] = res(static_cast<unsigned>(k - 3));
+      return w;
+    }
+    case OpKind::while_: {
+      for (std::size_t k = 0; k < op.operands.size(); ++k)
+        if (!op.operand(static_cast<unsigned>(k))->type.shape.empty()) w[k] = res(static_cast<unsigned>(k));
+      return w;
+    }
+    case OpKind::hint: w[0] = res(); return w;
+    default: break;
+  }
+  if (ir::is_elementwise(op.kind) && !op.results.empty() && !op.result()->type.shape.empty())
+    for (auto& x : w) x = res();
+  return w;
+}
+
+LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps) {
+  return Assigner(f, ai, num_warps).run();
+}
+
+std::string print_plan(const ir::Function& f, const LayoutPlan& plan) {
+  std::string text = ir::print(f, false, [&](const ir::Op& op) {
+    std::string n;
+    for (const auto& r : op.results)
+      if (plan.of.count(r.get())) n += (n.empty() ? "" : "; ") + plan.of.at(r.get()).str();
+    return n;
+  });
+  return text + "// layout conversions: " + std::to_string(plan.conversions) + "\n";
+}
+
+}  // namespace tile::layout

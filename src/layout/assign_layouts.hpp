@@ -1,0 +1,53 @@
+// src/layout/assign_layouts.hpp — layer: layout. Gives every tile value of a kernel a layout
+// (linear_layout.hpp) for a CTA of num_warps warps.
+//
+//   1. anchors: loads and atomics take the coalesced layout of their pointer tile (the fastest
+//      axis is the most contiguous one; 16 bytes per thread along it where axis info shows
+//      contiguity), so consecutive lanes touch consecutive 16-byte chunks;
+//   2. consumers decide the rest, walking backwards: an op asks its operands for the layout that
+//      keeps it in registers (wanted_operands: elementwise ops the result's, a broadcast the
+//      broadcast_source, expand_dims the slice, reduce the operand's own with the slice as
+//      result, stores their pointer's coalesced layout, loop-carried values one layout for init,
+//      argument and yield); the first request a value gets (its last use in program order)
+//      wins; values nobody asks for get default_blocked.
+// Where a use wants another layout than its value has, the lowering converts (in registers when
+// register_map allows, else through shared memory); `conversions` counts them, and TILE_DUMP_IR
+// prints the plan (print_plan) so each one is visible.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/axis_info.hpp"
+#include "ir/ir.hpp"
+#include "layout/linear_layout.hpp"
+
+namespace tile::layout {
+
+struct LayoutPlan {
+  int num_warps = 4;
+  std::unordered_map<const ir::Value*, LinearLayout> of;
+  /// The layout of `v` (the scalar layout for rank-0 values).
+  const LinearLayout& at(const ir::Value* v) const;
+  /// Uses whose value arrives in another layout than the op wants (each is a conversion).
+  int conversions = 0;
+};
+
+LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps);
+
+/// The coalesced layout for accesses through pointer tile `ptr`.
+LinearLayout coalesced(const ir::Value* ptr, const analysis::AxisAnalysis& ai, int num_warps);
+/// The layout of a value nobody constrains.
+LinearLayout default_layout(const ir::Type& t, int num_warps);
+
+/// For each operand of `op`, the layout `op` wants it in (nullopt: a scalar, or any layout),
+/// given the layouts already decided for op's results in `plan`.
+std::vector<std::optional<LinearLayout>> wanted_operands(const ir::Op& op, const LayoutPlan& plan,
+                                                         const analysis::AxisAnalysis& ai);
+
+/// The kernel's IR with each tile value's layout (after `%v = …` lines), and the conversions.
+std::string print_plan(const ir::Function& f, const LayoutPlan& plan);
+
+}  // namespace tile::layout

@@ -1,0 +1,26 @@
+// src/targets/nvptx/nvptx_arch.hpp — layer: targets (nvptx). Which NVIDIA GPU generation code is
+// compiled for: "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a" (TILE_TARGET's spelling, ptxas's
+// -arch spelling), with the PTX ISA version LLVM 19 emits for it.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace tile::targets::nvptx {
+
+struct arch {
+  int sm = 90;         // compute capability * 10 + minor: 80, 86, 89, 90
+  bool accel = false;  // the "a" variants (sm_90a: wgmma, setmaxnreg)
+
+  std::string name() const;  // "sm_90a"
+  int ptx_version() const;   // 78 for sm_90 / sm_90a (PTX ISA 7.8), 70 for sm_80 …
+  bool operator==(const arch&) const = default;
+};
+
+/// Parses "sm_90a" (also "90a", "sm90a"). Throws tile::error naming the supported list.
+arch parse_arch(std::string_view s);
+/// The arch of a device with compute capability major.minor (9.0 -> sm_90a: tile uses the
+/// accelerated features where the device has them).
+arch arch_for_device(int cc_major, int cc_minor);
+
+}  // namespace tile::targets::nvptx

@@ -1,0 +1,246 @@
+// src/targets/nvptx/nvptx_target.cpp — layer: targets (nvptx). See nvptx_target.hpp.
+#include "targets/nvptx/nvptx_target.hpp"
+
+#include <mutex>
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/Module.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+
+#include "codegen/lowering.hpp"
+#include "ir/ir.hpp"
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+namespace tile::targets::nvptx {
+
+using ir::OpKind;
+
+namespace {
+constexpr const char* kTriple = "nvptx64-nvidia-cuda";
+constexpr const char* kSmem = "tile_smem";
+
+llvm::Type* param_type(llvm::LLVMContext& ctx, const ir::Type& t) {
+  if (t.ptr) return llvm::PointerType::get(ctx, 0);
+  switch (t.elem) {
+    case dtype::i1: return llvm::Type::getInt8Ty(ctx);
+    case dtype::f16: return llvm::Type::getHalfTy(ctx);
+    case dtype::bf16: return llvm::Type::getInt16Ty(ctx);
+    case dtype::f32: return llvm::Type::getFloatTy(ctx);
+    case dtype::f64: return llvm::Type::getDoubleTy(ctx);
+    default: return llvm::Type::getIntNTy(ctx, static_cast<unsigned>(size_of(t.elem) * 8));
+  }
+}
+
+/// A constant string in global memory, as a generic pointer.
+llvm::Value* cstring(codegen::Lowering& L, const std::string& s, const char* name) {
+  auto* init = llvm::ConstantDataArray::getString(L.ctx, s, true);
+  auto* g = new llvm::GlobalVariable(*L.mod, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init, name, nullptr,
+                                     llvm::GlobalValue::NotThreadLocal, 1);
+  g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  return llvm::ConstantExpr::getAddrSpaceCast(g, llvm::PointerType::get(L.ctx, 0));
+}
+
+llvm::Value* sreg(codegen::Lowering& L, llvm::Intrinsic::ID id) {
+  return L.b->CreateIntrinsic(id, {}, {});
+}
+}  // namespace
+
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const arch& a) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  std::string err;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(kTriple, err);
+  if (!t) throw tile::error("the NVPTX target is not in this LLVM: " + err);
+  llvm::TargetOptions opt;
+  auto* tm = t->createTargetMachine(kTriple, a.name(), "+ptx" + std::to_string(a.ptx_version()), opt, std::nullopt, std::nullopt,
+                                    llvm::CodeGenOptLevel::Aggressive);
+  if (!tm) throw tile::error("cannot create the NVPTX target machine for " + a.name());
+  return std::unique_ptr<llvm::TargetMachine>(tm);
+}
+
+void NvptxTarget::configure_module(llvm::Module& m) const {
+  m.setTargetTriple(kTriple);
+  m.setDataLayout(make_target_machine(arch_)->createDataLayout());
+}
+
+llvm::Function* NvptxTarget::declare_kernel(llvm::Module& m, const ir::Function& f, const std::string& symbol) const {
+  auto& ctx = m.getContext();
+  std::vector<llvm::Type*> params;
+  for (const auto& a : f.body.args) params.push_back(param_type(ctx, a->type));
+  auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
+  auto* fn = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, symbol, m);
+  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  auto* md = m.getOrInsertNamedMetadata("nvvm.annotations");
+  auto* i32 = llvm::Type::getInt32Ty(ctx);
+  md->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"),
+                                         llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32, 1))}));
+  md->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "maxntidx"),
+                                         llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32, 32 * num_warps_))}));
+  return fn;
+}
+
+llvm::Value* NvptxTarget::kernel_arg(codegen::Lowering& L, unsigned i, llvm::Type* ty) const {
+  llvm::Value* a = L.fn->getArg(i);
+  if (ty->isIntegerTy(1)) return L.b->CreateICmpNE(a, llvm::ConstantInt::get(a->getType(), 0));
+  if (a->getType() != ty) return L.b->CreateBitCast(a, ty);
+  return a;
+}
+
+llvm::Value* NvptxTarget::program_id(codegen::Lowering& L, int axis) const {
+  static const llvm::Intrinsic::ID ids[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                                             llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+  return sreg(L, ids[axis]);
+}
+
+llvm::Value* NvptxTarget::num_programs(codegen::Lowering& L, int axis) const {
+  static const llvm::Intrinsic::ID ids[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x,
+                                             llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
+                                             llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z};
+  return sreg(L, ids[axis]);
+}
+
+llvm::Value* NvptxTarget::thread_id(codegen::Lowering& L) const { return sreg(L, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x); }
+
+void NvptxTarget::barrier(codegen::Lowering& L) const { L.b->CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+
+llvm::Value* NvptxTarget::shuffle_xor_i32(codegen::Lowering& L, llvm::Value* v, int mask) const {
+  auto& b = *L.b;
+  return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
+                           {b.getInt32(0xffffffffu), v, b.getInt32(static_cast<std::uint32_t>(mask)), b.getInt32(0x1f)});
+}
+
+llvm::Value* NvptxTarget::shared_base(codegen::Lowering& L) const {
+  llvm::GlobalVariable* g = L.mod->getGlobalVariable(kSmem);
+  if (!g) {
+    auto* ty = llvm::ArrayType::get(llvm::Type::getInt8Ty(L.ctx), 0);
+    g = new llvm::GlobalVariable(*L.mod, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr, kSmem, nullptr,
+                                 llvm::GlobalValue::NotThreadLocal, 3);
+    g->setAlignment(llvm::Align(16));
+  }
+  return g;
+}
+
+void NvptxTarget::emit_return(codegen::Lowering& L) const { L.b->CreateRetVoid(); }
+
+void NvptxTarget::emit_print(codegen::Lowering&, const ir::Op& op, const std::vector<llvm::Value*>&) const {
+  throw tile::error("nvptx: internal error: device_print goes through the GPU lowering", op.loc);
+}
+
+void NvptxTarget::printf(codegen::Lowering& L, const std::string& fmt, const std::vector<llvm::Value*>& args) const {
+  auto& b = *L.b;
+  auto* ptr = llvm::PointerType::get(L.ctx, 0);
+  auto callee = L.mod->getOrInsertFunction("vprintf", llvm::FunctionType::get(b.getInt32Ty(), {ptr, ptr}, false));
+  llvm::Value* buf = llvm::ConstantPointerNull::get(ptr);
+  if (!args.empty()) {
+    std::vector<llvm::Type*> tys;
+    for (llvm::Value* a : args) tys.push_back(a->getType());
+    auto* st = llvm::StructType::get(L.ctx, tys);
+    llvm::IRBuilder<> eb(L.entry, L.entry->begin());
+    llvm::Value* slot = eb.CreateAlloca(st, nullptr, "printf.args");
+    for (std::size_t i = 0; i < args.size(); ++i) b.CreateStore(args[i], b.CreateStructGEP(st, slot, static_cast<unsigned>(i)));
+    buf = slot;
+  }
+  b.CreateCall(callee, {cstring(L, fmt, "printf.fmt"), buf});
+}
+
+void NvptxTarget::emit_fail(codegen::Lowering& L, const ir::Op& op, failure kind, llvm::Value* value) const {
+  auto& b = *L.b;
+  auto* ptr = llvm::PointerType::get(L.ctx, 0);
+  const std::string kernel = L.ir_fn ? L.ir_fn->name : "kernel";
+  if (kind == failure::assert_fail) {
+    std::vector<llvm::Value*> args;
+    for (int a = 0; a < 3; ++a) args.push_back(program_id(L, a));
+    args.push_back(value);
+    printf(L, "device_assert failed: " + op.attrs.str + " (kernel '" + kernel + "', program (%d, %d, %d), element [%lld])\n", args);
+    auto callee = L.mod->getOrInsertFunction(
+        "__assertfail", llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, b.getInt32Ty(), ptr, b.getInt64Ty()}, false));
+    const std::string file = op.loc.known() ? op.loc.file : "<unknown>";
+    b.CreateCall(callee, {cstring(L, "device_assert failed: " + op.attrs.str, "assert.msg"), cstring(L, file, "assert.file"),
+                          b.getInt32(static_cast<std::uint32_t>(op.loc.line)), cstring(L, kernel, "assert.func"), b.getInt64(1)});
+  } else {
+    const std::string where = op.loc.known() ? std::string(op.loc.file) + ":" + std::to_string(op.loc.line) : "";
+    printf(L, "for_range step must be positive, got %lld (kernel '" + kernel + "', " + where + ")\n", {value});
+  }
+  b.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
+  b.CreateUnreachable();
+}
+
+void NvptxTarget::finish_kernel(codegen::Lowering& L, std::uint64_t) const {
+  // calls the driver cannot resolve: a function the GPU has no code for
+  for (const llvm::Function& f : *L.mod)
+    if (f.isDeclaration() && !f.isIntrinsic() && f.getName() != "vprintf" && f.getName() != "__assertfail")
+      throw tile::error("the " + name() + " backend has no '" + f.getName().str() + "' (f64 transcendental functions need " +
+                        "libdevice, which tile does not link yet) in kernel '" + (L.ir_fn ? L.ir_fn->name : std::string()) + "'",
+                        L.ir_fn ? L.ir_fn->loc : src_loc{});
+}
+
+llvm::Value* NvptxTarget::math_fn(codegen::Lowering& L, int kind, llvm::Value* x) const {
+  auto& b = *L.b;
+  if (!x->getType()->isFloatTy()) return nullptr;
+  auto* f32 = b.getFloatTy();
+  auto C = [&](double v) { return llvm::ConstantFP::get(f32, v); };
+  auto ex2 = [&](llvm::Value* v) { return b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {}, {v}); };
+  auto lg2 = [&](llvm::Value* v) { return b.CreateIntrinsic(llvm::Intrinsic::nvvm_lg2_approx_f, {}, {v}); };
+  auto fma = [&](llvm::Value* p, llvm::Value* q, llvm::Value* r) { return b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {p, q, r}); };
+  auto finite = [&](llvm::Value* v) {
+    return b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v), C(std::numeric_limits<float>::infinity()));
+  };
+  // sin/cos.approx are accurate on [-pi, pi]: reduce by 2*pi in two parts
+  auto reduce_2pi = [&](llvm::Value* v) {
+    llvm::Value* k = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b.CreateFMul(v, C(0.15915494309189535)));
+    llvm::Value* r = fma(b.CreateFNeg(k), C(6.28318548202514648), v);
+    return fma(b.CreateFNeg(k), C(-1.7484556000744883e-07), r);
+  };
+  switch (static_cast<OpKind>(kind)) {
+    case OpKind::exp2: return ex2(x);
+    case OpKind::exp: {
+      // 2^(x log2 e) with the product's rounding error put back: e^x = 2^y (1 + err ln 2)
+      llvm::Value* y = b.CreateFMul(x, C(1.4426950216293335));
+      llvm::Value* err = b.CreateFAdd(fma(x, C(1.4426950216293335), b.CreateFNeg(y)), b.CreateFMul(x, C(1.9259629911783447e-08)));
+      err = b.CreateSelect(finite(y), err, C(0.0));
+      llvm::Value* r = ex2(y);
+      return fma(r, b.CreateFMul(err, C(0.6931471805599453)), r);
+    }
+    case OpKind::log2: return lg2(x);
+    case OpKind::log: return b.CreateFMul(lg2(x), C(0.6931471805599453));
+    case OpKind::sin: return b.CreateIntrinsic(llvm::Intrinsic::nvvm_sin_approx_f, {}, {reduce_2pi(x)});
+    case OpKind::cos: return b.CreateIntrinsic(llvm::Intrinsic::nvvm_cos_approx_f, {}, {reduce_2pi(x)});
+    case OpKind::erf: {
+      // |x| < 0.5: Maclaurin series; else Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7)
+      llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+      llvm::Value* x2 = b.CreateFMul(x, x);
+      llvm::Value* s = C(-1.0 / 1320);
+      for (double c : {1.0 / 216, -1.0 / 42, 1.0 / 10, -1.0 / 3, 1.0}) s = fma(s, x2, C(c));
+      llvm::Value* small = b.CreateFMul(b.CreateFMul(x, C(1.1283791670955126)), s);
+      llvm::Value* t = b.CreateFDiv(C(1.0), fma(C(0.3275911), ax, C(1.0)));
+      llvm::Value* p = C(1.061405429);
+      for (double c : {-1.453152027, 1.421413741, -0.284496736, 0.254829592}) p = fma(p, t, C(c));
+      p = b.CreateFMul(p, t);
+      llvm::Value* e = ex2(b.CreateFMul(b.CreateFNeg(x2), C(1.4426950408889634)));
+      llvm::Value* big = b.CreateFSub(C(1.0), b.CreateFMul(p, e));
+      big = b.CreateIntrinsic(llvm::Intrinsic::copysign, {f32}, {big, x});
+      llvm::Value* r = b.CreateSelect(b.CreateFCmpOLT(ax, C(0.5)), small, big);
+      return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
+    }
+    default: return nullptr;
+  }
+}
+
+}  // namespace tile::targets::nvptx

@@ -1,0 +1,49 @@
+// src/targets/nvptx/nvptx_target.hpp — layer: targets (nvptx). NVIDIA GPUs through LLVM's NVPTX
+// backend: the kernel's signature (one .param per runtime argument: pointers as 64-bit
+// addresses, scalars at their width, i1 as a byte), special registers (ctaid, nctaid, tid),
+// bar.sync, shfl.sync.bfly, dynamic shared memory, vprintf and __assertfail (resolved by the
+// driver's JIT or ptxas), and the fast transcendental instructions (ex2/lg2/sin/cos.approx, with
+// the argument reduction tile needs) — accuracy: docs/LANGUAGE.md "Backends and what agrees".
+#pragma once
+
+#include <memory>
+
+#include "codegen/gpu/gpu_target.hpp"
+#include "targets/nvptx/nvptx_arch.hpp"
+
+namespace llvm {
+class TargetMachine;
+}
+
+namespace tile::targets::nvptx {
+
+/// The NVPTX target machine for `a` (PTX as its assembly output).
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const arch& a);
+
+class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
+ public:
+  NvptxTarget(const arch& a, int num_warps) : arch_(a), num_warps_(num_warps) {}
+  std::string name() const override { return "nvptx (" + arch_.name() + ")"; }
+  void configure_module(llvm::Module& m) const override;
+  llvm::Function* declare_kernel(llvm::Module& m, const ir::Function& f, const std::string& symbol) const override;
+  llvm::Value* kernel_arg(codegen::Lowering& L, unsigned i, llvm::Type* ty) const override;
+  llvm::Value* program_id(codegen::Lowering& L, int axis) const override;
+  llvm::Value* num_programs(codegen::Lowering& L, int axis) const override;
+  void emit_return(codegen::Lowering& L) const override;
+  void emit_print(codegen::Lowering& L, const ir::Op& op, const std::vector<llvm::Value*>& data) const override;
+  void emit_fail(codegen::Lowering& L, const ir::Op& op, failure kind, llvm::Value* value) const override;
+  void finish_kernel(codegen::Lowering& L, std::uint64_t scratch_bytes) const override;
+  llvm::Value* math_fn(codegen::Lowering& L, int kind, llvm::Value* x) const override;
+
+  llvm::Value* thread_id(codegen::Lowering& L) const override;
+  void barrier(codegen::Lowering& L) const override;
+  llvm::Value* shuffle_xor_i32(codegen::Lowering& L, llvm::Value* v, int mask) const override;
+  llvm::Value* shared_base(codegen::Lowering& L) const override;
+  void printf(codegen::Lowering& L, const std::string& fmt, const std::vector<llvm::Value*>& args) const override;
+
+ private:
+  arch arch_;
+  int num_warps_;
+};
+
+}  // namespace tile::targets::nvptx
