@@ -1,12 +1,18 @@
 // src/runtime/device.cpp — layer: runtime. Backend enumeration and selection (TILE_BACKEND),
-// buffers' memory operations.
+// buffers' memory operations, the compile every backend's kernels pass through
+// (TILE_PTXAS_CHECK).
 #include <mutex>
 
 #include "drivers/interpreter/interpreter_driver.hpp"
 #ifdef TILE_HAVE_LLVM
 #include "drivers/cpu/cpu_module.hpp"
+#include "drivers/cuda/cuda_driver.hpp"
+#include "drivers/null/null_driver.hpp"
+#include "jit/compile_nvptx.hpp"
 #include "jit/compile.hpp"
+#include "jit/ptxas.hpp"
 #include "targets/cpu/cpu_target.hpp"
+#include "targets/nvptx/nvptx_arch.hpp"
 #endif
 #include "runtime/device_impl.hpp"
 #include "support/env.hpp"
@@ -17,6 +23,7 @@ namespace {
 struct backend_entry {
   const char* name;
   std::shared_ptr<detail::device_impl> (*make)(std::string& why_not);
+  bool explicit_only = false;  // never picked by device::best() unless TILE_BACKEND names it
 };
 
 std::shared_ptr<detail::device_impl> make_interpreter(std::string&) {
@@ -35,14 +42,58 @@ std::shared_ptr<detail::device_impl> make_cpu(std::string& why) {
     return nullptr;
   }
 }
+
+// An NVIDIA GPU (device 0) through the CUDA driver API, opened with dlopen; unavailable, with
+// the driver's reason, where there is none.
+std::shared_ptr<detail::device_impl> make_cuda(std::string& why) {
+  try {
+    auto drv = drivers::make_cuda_driver(0, why);
+    if (!drv) return nullptr;
+    auto* cd = static_cast<drivers::cuda_driver*>(drv.get());
+    const std::string name = "cuda (" + cd->info().describe() + ")";
+    return std::make_shared<detail::device_impl>(
+        name, "cuda", std::move(drv), [cd](std::shared_ptr<const ir::Function> fn) { return jit::compile_cuda(std::move(fn), *cd); });
+  } catch (const std::exception& e) {
+    why = e.what();
+    return nullptr;
+  }
+}
+
+// Compile-only: the NVIDIA compile path for TILE_TARGET (default sm_90a), launches checked
+// against its limits, nothing run (drivers/null/null_driver.hpp).
+constexpr const char* kDefaultNullTarget = "sm_90a";
+
+std::string null_target() {
+  std::string t = env::get("TILE_TARGET");
+  return t.empty() ? kDefaultNullTarget : t;
+}
+
+std::shared_ptr<detail::device_impl> make_null(std::string& why) {
+  const std::string t = null_target();
+  targets::nvptx::arch a;
+  try {
+    a = targets::nvptx::parse_arch(t);
+  } catch (const tile::error& e) {
+    why = "TILE_TARGET=" + t + ": " + e.message();
+    return nullptr;
+  }
+  const std::string arch = a.name();
+  return std::make_shared<detail::device_impl>(
+      "null (" + arch + ")", "null", drivers::make_null_driver(drivers::null_limits_for(a.sm, arch)),
+      [a](std::shared_ptr<const ir::Function> fn) { return jit::compile_null(*fn, a); }, /*computes=*/false);
+}
 #endif
 
 // In order of preference (best first); compiled backends join this table as they land.
 const backend_entry kBackends[] = {
 #ifdef TILE_HAVE_LLVM
+    {"cuda", make_cuda},
     {"cpu", make_cpu},
 #endif
     {"interpreter", make_interpreter},
+#ifdef TILE_HAVE_LLVM
+    {"null", make_null, /*explicit_only=*/true},
+#endif
 };
 
 std::string known_backends() {
@@ -55,12 +106,17 @@ std::shared_ptr<detail::device_impl> open(std::string_view name, std::string& wh
   static std::mutex mu;
   static std::vector<std::pair<std::string, std::shared_ptr<detail::device_impl>>> opened;
   std::lock_guard lock(mu);
+  // The null device is one per TILE_TARGET: a program (a test) may change the target.
+  std::string key(name);
+#ifdef TILE_HAVE_LLVM
+  if (name == "null") key += "|" + null_target();
+#endif
   for (auto& [n, d] : opened)
-    if (n == name) return d;
+    if (n == key) return d;
   for (auto& b : kBackends)
     if (b.name == name) {
       auto d = b.make(why);
-      if (d) opened.emplace_back(std::string(name), d);
+      if (d) opened.emplace_back(key, d);
       return d;
     }
   why = "unknown backend '" + std::string(name) + "' (known: " + known_backends() + ")";
@@ -82,6 +138,7 @@ device device::best() {
   std::string forced = env::get("TILE_BACKEND");
   if (!forced.empty()) return get(forced);
   for (auto& b : kBackends) {
+    if (b.explicit_only) continue;
     std::string why;
     if (auto d = open(b.name, why)) return device(d);
   }
@@ -100,10 +157,22 @@ std::vector<device::backend_status> device::backends() {
 
 std::string device::name() const { return impl_->name(); }
 std::string device::backend() const { return impl_->backend(); }
+bool device::computes() const { return impl_->computes(); }
 void device::synchronize() const { impl_->driver().synchronize(); }
 void stream::synchronize() const { dev_->driver().synchronize(); }
 
 namespace detail {
+std::unique_ptr<drivers::module> device_impl::compile(std::shared_ptr<const ir::Function> fn) const {
+  auto m = compile_(fn);  // the backend's own errors first
+#ifdef TILE_HAVE_LLVM
+  jit::ptxas_check(*fn);
+#else
+  if (const std::string want = env::get("TILE_PTXAS_CHECK"); !want.empty() && want != "0" && want != "off")
+    throw tile::error("TILE_PTXAS_CHECK=" + want + " needs tile built with LLVM (the NVIDIA compiler)", {}, fn->name);
+#endif
+  return m;
+}
+
 allocation::allocation(std::shared_ptr<device_impl> d, std::size_t n) : dev(std::move(d)), bytes(n) {
   addr = dev->driver().alloc(n);
 }

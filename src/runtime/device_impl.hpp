@@ -1,5 +1,6 @@
 // src/runtime/device_impl.hpp — layer: runtime. What a tile::device is: a backend's driver and
-// the function that compiles tile IR for it.
+// the function that compiles tile IR for it. Every compile of every backend passes through
+// compile(), which is where TILE_PTXAS_CHECK checks it (device.cpp).
 #pragma once
 
 #include <functional>
@@ -15,19 +16,26 @@ namespace tile::detail {
 class device_impl {
  public:
   using compile_fn = std::function<std::unique_ptr<drivers::module>(std::shared_ptr<const ir::Function>)>;
-  device_impl(std::string name, std::string backend, std::unique_ptr<drivers::driver> drv, compile_fn compile)
-      : name_(std::move(name)), backend_(std::move(backend)), drv_(std::move(drv)), compile_(std::move(compile)) {}
+  /// `computes`: false for a compile-only backend (null), whose launches run nothing.
+  device_impl(std::string name, std::string backend, std::unique_ptr<drivers::driver> drv, compile_fn compile,
+              bool computes = true)
+      : name_(std::move(name)), backend_(std::move(backend)), drv_(std::move(drv)), compile_(std::move(compile)),
+        computes_(computes) {}
 
   const std::string& name() const { return name_; }
   const std::string& backend() const { return backend_; }
   drivers::driver& driver() const { return *drv_; }
-  std::unique_ptr<drivers::module> compile(std::shared_ptr<const ir::Function> fn) const { return compile_(std::move(fn)); }
+  bool computes() const { return computes_; }
+  /// Compiles `fn` for this backend; under TILE_PTXAS_CHECK=<arch> also for that NVIDIA arch,
+  /// assembled by ptxas (a failure of either is a tile::error).
+  std::unique_ptr<drivers::module> compile(std::shared_ptr<const ir::Function> fn) const;
 
  private:
   std::string name_;
   std::string backend_;
   std::unique_ptr<drivers::driver> drv_;
   compile_fn compile_;
+  bool computes_ = true;
 };
 
 }  // namespace tile::detail

@@ -1,7 +1,7 @@
 // src/runtime/testing.cpp — layer: runtime. tile::testing: statistics, timers, do_bench (the
 // algorithm of triton.testing.do_bench) and perf_report-style sweeps with their table, CSV file
-// and SVG plot (drawn by plot_svg.cpp). Uses only the public API of tile::device, so its tests
-// link without the compiler.
+// and SVG plot (drawn by plot_svg.cpp). Uses the public API of tile::device, and the CUDA driver
+// (no compiler) for the cuda backend's event timer.
 #include "tile/runtime/testing.hpp"
 
 #include <algorithm>
@@ -15,6 +15,8 @@
 #include <string_view>
 #include <utility>
 
+#include "drivers/cuda/cuda_driver.hpp"
+#include "runtime/device_impl.hpp"
 #include "runtime/plot_svg.hpp"
 #include "support/env.hpp"
 #include "tile/core/error.hpp"
@@ -201,11 +203,69 @@ void cpu_timer::synchronize() {
   if (sync_) sync_();
 }
 
+namespace {
+
+/// The cuda backend's timer, as triton.testing times a GPU: CUDA events recorded on the driver's
+/// current stream around each region (start()/stop() queue them without waiting; collect_ms()
+/// reads them all after synchronize()), and an L2 flush that writes a 256 MB device buffer
+/// (cuMemsetD8Async, like Triton's cache.zero_()) before each timed repetition. Events are
+/// pooled and reused after every collect_ms().
+class cuda_timer final : public timer {
+ public:
+  static constexpr std::size_t flush_bytes = std::size_t{256} << 20;
+
+  cuda_timer(tile::device dev, drivers::cuda_driver& drv) : dev_(std::move(dev)), drv_(drv) {}
+
+  void start() override {
+    start_ = take();
+    events_[start_]->record();
+  }
+  double stop_ms() override {
+    const std::size_t end = take();
+    events_[end]->record();
+    const double ms = drivers::cuda_event::elapsed_ms(*events_[start_], *events_[end]);
+    if (pairs_.empty()) next_ = 0;  // nothing pending: the pool is free again
+    return ms;
+  }
+  void stop() override {
+    const std::size_t end = take();
+    events_[end]->record();
+    pairs_.emplace_back(start_, end);
+  }
+  void clear_cache() override {
+    if (flush_.size() == 0) flush_ = dev_.alloc<unsigned char>(flush_bytes);
+    flush_.fill_zero();  // on the driver's current stream, before the region's start event
+  }
+  void synchronize() override { dev_.synchronize(); }
+  std::vector<double> collect_ms() override {
+    std::vector<double> out;
+    out.reserve(pairs_.size());
+    for (auto [a, b] : pairs_) out.push_back(drivers::cuda_event::elapsed_ms(*events_[a], *events_[b]));
+    pairs_.clear();
+    next_ = 0;
+    return out;
+  }
+
+ private:
+  std::size_t take() {
+    if (next_ == events_.size()) events_.push_back(std::make_unique<drivers::cuda_event>(drv_));
+    return next_++;
+  }
+  tile::device dev_;
+  drivers::cuda_driver& drv_;  // dev_'s driver (kept alive by dev_)
+  tile::buffer<unsigned char> flush_;
+  std::vector<std::unique_ptr<drivers::cuda_event>> events_;
+  std::size_t next_ = 0, start_ = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> pairs_;  // (start, stop) event of each stop()
+};
+
+}  // namespace
+
 std::unique_ptr<timer> make_timer(const tile::device& dev) {
-  // GPU backends plug in here: dev.backend() == "cuda" / "hip" will get a timer that records
-  // device events on the default stream in start()/stop(), reads them in collect_ms(), and
-  // clears L2 by writing a 256 MB device buffer (as triton.testing does). Every backend present
-  // today runs on the host, so the host clock, after synchronizing the device, measures it.
+  // The cuda backend: device events and a 256 MB L2 flush (cuda_timer). The backends that run
+  // on the host: the host clock, after synchronizing the device, without a cache flush.
+  if (auto* cuda = dynamic_cast<drivers::cuda_driver*>(&dev.impl()->driver()))
+    return std::make_unique<cuda_timer>(dev, *cuda);
   tile::device d = dev;
   return std::make_unique<cpu_timer>(0, [d] { d.synchronize(); });
 }

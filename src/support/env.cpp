@@ -9,7 +9,7 @@ namespace tile::env {
 const std::vector<Switch>& all() {
   static const std::vector<Switch> switches = {
       {"TILE_BACKEND", "", cache_effect::part_of_key,
-       "backend for tile::device::best(): interpreter (later also cpu, cuda, hip, null)"},
+       "backend for tile::device::best(): cpu, interpreter, or null (compile only: nothing runs)"},
       {"TILE_DUMP_IR", "0", cache_effect::forces_recompile,
        "print the tile IR after tracing and after every pass (to stderr)"},
       {"TILE_VERIFY", "1", cache_effect::none, "run the IR verifier after every pass"},
@@ -20,7 +20,12 @@ const std::vector<Switch>& all() {
        "write each compiled kernel's IR and code under this directory"},
       {"TILE_CACHE_DIR", "", cache_effect::none, "on-disk compile cache directory"},
       {"TILE_CACHE", "1", cache_effect::none, "0 disables the compile caches"},
-      {"TILE_TARGET", "", cache_effect::part_of_key, "target for the null backend (sm_80, sm_90a)"},
+      {"TILE_TARGET", "", cache_effect::part_of_key,
+       "NVIDIA arch the null backend compiles for (sm_80, sm_86, sm_89, sm_90, sm_90a; default sm_90a)"},
+      {"TILE_PTXAS_CHECK", "", cache_effect::none,
+       "also compile every kernel for this NVIDIA arch (sm_90a) and assemble it with ptxas; a failure is an error"},
+      {"TILE_PTXAS", "", cache_effect::none,
+       "the ptxas to run (default: PATH, then /usr/local/cuda/bin/ptxas; 0: never run ptxas)"},
       {"TILE_PROFILE", "", cache_effect::none, "profile the whole program, write results here"},
       {"TILE_CPU_THREADS", "0", cache_effect::none,
        "threads the CPU backend runs a grid on (0: one per core; read when the backend starts)"},

@@ -1,7 +1,8 @@
 // test/runtime/test_testing.cpp — tile::testing: quantiles and statistics against numpy's values,
 // do_bench's algorithm (warm-up and repetition counts from the estimate) with a timer that returns
 // planted times, do_bench on real 1 ms work, perf_report-style sweeps (the table, the CSV file
-// read back, the SVG plot checked for well-formedness with a small parser, ratio columns, files).
+// read back, the SVG plot checked for well-formedness with a small parser, ratio columns, files),
+// the cuda backend's event timer where there is a cuda device.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -419,6 +420,33 @@ TEST_CASE("testing: do_bench on 1 ms of real work") {
     CHECK(r.median_ms < 20);
     CHECK(r.quantiles[0] == doctest::Approx(r.median_ms));
   }
+}
+
+TEST_CASE("testing: on a cuda device, make_timer times device work with CUDA events") {
+  std::optional<tile::device> dev;
+  try {
+    dev = tile::device::get("cuda");
+  } catch (const tile::error& e) {
+    MESSAGE("no cuda device, nothing to time: " << e.message());
+    return;
+  }
+  auto t = tt::make_timer(*dev);
+  REQUIRE(t != nullptr);
+  // Asynchronous memsets on the device: the events see their duration, which grows with the size
+  // (the host would see only the enqueue); every repetition's time is read back.
+  auto small = dev->alloc<unsigned char>(std::size_t{1} << 20), big = dev->alloc<unsigned char>(std::size_t{1} << 30);
+  auto rs = tt::do_bench([&] { small.fill_zero(); }, 5, 20, {}, t.get());
+  auto rb = tt::do_bench([&] { big.fill_zero(); }, 5, 20, {}, t.get());
+  INFO("1 MiB: " << rs.median_ms << " ms, 1 GiB: " << rb.median_ms << " ms");
+  CHECK(rs.median_ms > 0);
+  CHECK(rs.samples_ms.size() == rs.reps);
+  CHECK(rb.samples_ms.size() == rb.reps);
+  CHECK(rb.median_ms > 4 * rs.median_ms);
+  CHECK(rb.median_ms < 100);  // 1 GiB at more than 10 GB/s
+  // start()/stop_ms() waits for the region and returns it at once.
+  t->start();
+  big.fill_zero();
+  CHECK(t->stop_ms() > 0);
 }
 
 TEST_CASE("testing: a sweep calls fn for every x and provider; the table shows it") {

@@ -58,9 +58,11 @@ class stream {
 class device {
  public:
   /// The best backend present (CUDA, HIP, CPU JIT, interpreter, in that order as they land),
-  /// or the one TILE_BACKEND names.
+  /// or the one TILE_BACKEND names. Never the compile-only "null" backend unless TILE_BACKEND
+  /// names it.
   static device best();
-  /// A named backend ("interpreter"); throws tile::error saying why it is unavailable.
+  /// A named backend ("interpreter", "cpu", "null"); throws tile::error saying why it is
+  /// unavailable.
   static device get(std::string_view backend, int index = 0);
   /// The backends this build knows, each with whether it is present and why not.
   struct backend_status {
@@ -70,8 +72,12 @@ class device {
   };
   static std::vector<backend_status> backends();
 
-  std::string name() const;     // "interpreter"
-  std::string backend() const;  // "interpreter"
+  std::string name() const;     // "interpreter", "null (sm_90a)"
+  std::string backend() const;  // "interpreter", "null"
+  /// Whether launches on this device run, so buffers hold the kernels' results. False for the
+  /// compile-only null backend (TILE_BACKEND=null): kernels are compiled for TILE_TARGET and
+  /// every launch is checked, but nothing runs; a program should not check its results there.
+  bool computes() const;
   void synchronize() const;
   stream default_stream() const { return stream(impl_); }
 

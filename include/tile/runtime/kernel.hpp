@@ -31,6 +31,10 @@
 #include "tile/runtime/device.hpp"
 #include "tile/tl/types.hpp"
 
+namespace tile::drivers {
+struct module;  // a kernel compiled for one backend (src/drivers)
+}
+
 namespace tile {
 
 /// Grid extents (program instances along x, y, z).
@@ -85,33 +89,28 @@ class meta {
 /// The grid of a launch: up to three extents, or a function of the meta-parameters. Captures
 /// the launch's source line.
 struct launch_grid {
-  std::function<grid3(const meta&)> fn;
+  std::function<grid3(const meta&)> fn;  // the grid function; empty for fixed extents
+  grid3 extents{};                        // the fixed extents (used when fn is empty)
   src_loc loc;
 
   template <class X>
     requires std::is_integral_v<X>
   launch_grid(X x, std::source_location l = std::source_location::current())  // NOLINT
-      : fn(fixed({static_cast<std::int64_t>(x), 1, 1})), loc(l) {}
+      : extents{static_cast<std::int64_t>(x), 1, 1}, loc(l) {}
   template <class X, class Y>
     requires std::is_integral_v<X> && std::is_integral_v<Y>
   launch_grid(X x, Y y, std::source_location l = std::source_location::current())
-      : fn(fixed({static_cast<std::int64_t>(x), static_cast<std::int64_t>(y), 1})), loc(l) {}
+      : extents{static_cast<std::int64_t>(x), static_cast<std::int64_t>(y), 1}, loc(l) {}
   template <class X, class Y, class Z>
     requires std::is_integral_v<X> && std::is_integral_v<Y> && std::is_integral_v<Z>
   launch_grid(X x, Y y, Z z, std::source_location l = std::source_location::current())
-      : fn(fixed({static_cast<std::int64_t>(x), static_cast<std::int64_t>(y), static_cast<std::int64_t>(z)})),
-        loc(l) {}
+      : extents{static_cast<std::int64_t>(x), static_cast<std::int64_t>(y), static_cast<std::int64_t>(z)}, loc(l) {}
   launch_grid(grid3 g, std::source_location l = std::source_location::current())  // NOLINT
-      : fn(fixed(g)), loc(l) {}
+      : extents(g), loc(l) {}
   template <class F>
     requires std::is_invocable_r_v<grid3, F, const meta&>
   launch_grid(F f, std::source_location l = std::source_location::current())  // NOLINT
       : fn(std::move(f)), loc(l) {}
-
- private:
-  static std::function<grid3(const meta&)> fixed(grid3 g) {
-    return [g](const meta&) { return g; };
-  }
 };
 
 /// "BLOCK"_c = 1024: a named meta-parameter value at a launch.
@@ -152,6 +151,10 @@ class kernel_core {
               src_loc loc) const;
   /// The tile IR (after canonicalization) the kernel compiles to for these arguments.
   std::string ir(std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const;
+  /// The backend's compiled kernel for these arguments, traced and compiled first if need be
+  /// (internal: for tools that launch it through the driver themselves, src/runtime/kernel_access.hpp).
+  std::shared_ptr<const drivers::module> module(std::span<const launch_arg> args, std::span<const meta_value> metas,
+                                                src_loc loc) const;
   const std::string& name() const;
   /// Number of specializations traced so far.
   std::size_t traces() const;
@@ -553,19 +556,21 @@ class kernel_t {
     static_assert(C::metas_provided, "missing meta-parameter: every tl::constexpr_<\"NAME\"> of the kernel needs \"NAME\"_c = value at the launch");
   }
 
+  /// The runtime arguments and the meta-parameter values of a launch, in arrays (no allocation).
   template <class... A>
   static auto collect(const A&... args) {
+    constexpr std::size_t n_metas = (std::size_t{0} + ... + detail::is_meta_arg<std::remove_cvref_t<A>>::value);
     std::array<detail::launch_arg, sig::runtime_count + 1> rt{};
-    std::vector<detail::meta_value> metas;
-    std::size_t r = 0;
-    (collect_one(args, rt, r, metas), ...);
+    std::array<detail::meta_value, n_metas> metas{};
+    std::size_t r = 0, m = 0;
+    (collect_one(args, rt, r, metas, m), ...);
     return std::pair{rt, metas};
   }
-  template <class A>
+  template <class A, class Metas>
   static void collect_one(const A& a, std::array<detail::launch_arg, sig::runtime_count + 1>& rt, std::size_t& r,
-                          std::vector<detail::meta_value>& metas) {
+                          Metas& metas, std::size_t& m) {
     if constexpr (detail::is_meta_arg<std::remove_cvref_t<A>>::value) {
-      metas.push_back(detail::to_meta_value(a));
+      metas[m++] = detail::to_meta_value(a);
     } else {
       dispatch_runtime(a, rt, r, std::make_index_sequence<sig::runtime_count>{});
       ++r;

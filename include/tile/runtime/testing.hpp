@@ -109,9 +109,11 @@ class cpu_timer final : public timer {
   std::chrono::steady_clock::time_point t0_{};
 };
 
-/// The timer that measures work on `dev` best. Today every backend gets a cpu_timer that
-/// synchronizes `dev` before it reads the clock; GPU backends will return one timing with device
-/// events and flushing L2 by writing a 256 MB buffer.
+/// The timer that measures work on `dev` best. The cuda backend gets one timing with CUDA events
+/// on the driver's current stream (read in collect_ms(), so repetitions queue up without a host
+/// round trip) whose clear_cache() writes a 256 MB device buffer, as triton.testing does; the
+/// backends running on the host get a cpu_timer that synchronizes `dev` before it reads the
+/// clock and does not flush.
 std::unique_ptr<timer> make_timer(const tile::device& dev);
 
 // ----------------------------------------------------------------------------------------------

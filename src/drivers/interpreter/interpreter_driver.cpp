@@ -27,11 +27,12 @@ class interpreter_driver final : public host_memory_driver {
     const auto& mod = static_cast<const interpreter_module&>(m);
     std::vector<interp::ArgValue> values;
     std::vector<interp::Region> regions;
-    for (const auto& a : args) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const kernel_arg& a = args[i];
       interp::ArgValue v;
       if (a.k == kernel_arg::kind::pointer) {
         v.i = static_cast<std::int64_t>(a.addr);
-        regions.push_back({a.addr, a.extent_bytes, a.what});
+        regions.push_back({a.addr, a.extent_bytes, describe_arg(i, a)});
       } else if (a.k == kernel_arg::kind::integer) {
         v.i = a.i;
       } else {

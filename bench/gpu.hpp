@@ -1,0 +1,77 @@
+// bench/gpu.hpp — shared by the GPU benches (bench/gpu_*.cpp): the cuda device (or a polite skip:
+// the bench exits 0), its driver (internal: the device-to-device copy ceiling and raw launches go
+// straight to it), the copy timed like a kernel, and host data made fast enough for 2^28-element
+// arrays. Every tile timing goes through tile::testing::make_timer(dev): CUDA events on the
+// driver's current stream and a 256 MB L2 flush before each repetition (triton.testing's method).
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+
+#include "bench.hpp"
+#include "drivers/cuda/cuda_driver.hpp"  // internal: the benches link tile_internal_dep
+#include "runtime/kernel_access.hpp"
+
+namespace bench::gpu {
+
+/// The backend the GPU benches run on.
+inline constexpr const char* backend = "cuda";
+
+/// The cuda backend's device 0, or nullopt after printing that `bench` skipped (exit 0 then).
+inline std::optional<tile::device> cuda_device(const char* bench) {
+  try {
+    auto d = tile::device::get(backend);
+    std::printf("%s on %s\n", bench, d.name().c_str());
+    return d;
+  } catch (const tile::error& e) {
+    std::printf("%s: skipped, no cuda device (%s)\n", bench, e.message().c_str());
+    return std::nullopt;
+  }
+}
+
+/// The CUDA driver behind a cuda device.
+inline tile::drivers::cuda_driver& driver(const tile::device& dev) {
+  return dynamic_cast<tile::drivers::cuda_driver&>(tile::detail::driver_of(dev));
+}
+
+/// The bandwidth ceiling the GPU benches compare with: cuMemcpyDtoDAsync of `bytes` bytes (on
+/// the driver's current stream, like tile's launches), between two buffers of its own. A copy of
+/// B bytes moves 2·B bytes (B read, B written); the benches copy half the bytes their kernel
+/// moves, so both columns count the same bytes over their own time.
+class d2d_copy {
+ public:
+  d2d_copy(const tile::device& dev, std::size_t bytes)
+      : drv_(&driver(dev)), src_(dev.alloc<unsigned char>(bytes)), dst_(dev.alloc<unsigned char>(bytes)) {}
+  void operator()() const { drv_->copy_on_device(dst_.address(), src_.address(), src_.bytes()); }
+  std::size_t bytes() const { return src_.bytes(); }
+
+ private:
+  tile::drivers::cuda_driver* drv_;
+  tile::buffer<unsigned char> src_, dst_;
+};
+
+/// n floats uniform in [lo, hi), from a counter-based hash (splitmix64) on every core: a 2^28
+/// element array in well under a second, the same values for the same seed on any machine.
+inline floats hash_floats(pool& threads, std::size_t n, std::uint64_t seed, float lo = -1.f, float hi = 1.f) {
+  floats v(n);
+  threads.parallel_for(n, [&](std::size_t a, std::size_t b) {
+    for (std::size_t i = a; i < b; ++i) {
+      std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + i + 1;
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      z ^= z >> 31;
+      v[i] = lo + (hi - lo) * static_cast<float>(z >> 40) * 0x1p-24f;
+    }
+  });
+  return v;
+}
+
+/// The next power of two >= n (Triton's triton.next_power_of_2).
+inline std::int64_t next_pow2(std::int64_t n) { return static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(n))); }
+
+/// GB/s of `bytes` moved in `ms` milliseconds.
+inline double gbps(double bytes, double ms) { return bytes / (ms * 1e-3) / 1e9; }
+
+}  // namespace bench::gpu

@@ -1,0 +1,422 @@
+// test/drivers/test_null.cpp — the null backend (TILE_BACKEND=null: compile only) and the ptxas
+// plumbing around it (src/drivers/null, src/jit/ptxas.cpp, TILE_PTXAS_CHECK).
+//
+//  - devices: device::get("null") for TILE_TARGET (default sm_90a), one device per target,
+//    computes() false, never picked by best() unless TILE_BACKEND names it; TILE_TARGET errors
+//  - memory: uploads, to_host, fills and views work (host memory)
+//  - launches: a kernel compiles (PTX, and a cubin where ptxas is present, both written into
+//    TILE_DUMP_DIR), the launch is checked and runs nothing; a grid over the limits names the
+//    kernel and this file's line; the driver's own checks (grid, threads, shared memory, null
+//    pointers) against sm_90a's and sm_80's limits
+//  - ptxas: finding it (TILE_PTXAS), running it on good and bad PTX, a rejection naming the kernel
+//    and quoting ptxas; TILE_PTXAS_CHECK on the interpreter
+// The tests that run ptxas pass with a MESSAGE where there is none.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <tile/tile.hpp>
+#include <vector>
+
+#include "drivers/null/null_driver.hpp"
+#include "jit/ptxas.hpp"
+
+using namespace tile::literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+/// Sets an environment variable for the scope (nullptr: unsets it), restoring it after.
+class scoped_env {
+ public:
+  scoped_env(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~scoped_env() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+  scoped_env(const scoped_env&) = delete;
+  scoped_env& operator=(const scoped_env&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+/// A fresh directory, removed at the end of the scope.
+struct temp_dir {
+  fs::path path;
+  explicit temp_dir(const std::string& tag) {
+    static int n = 0;
+    path = fs::temp_directory_path() / ("tile-null-test-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  /// The files in the directory whose names start with `prefix` and end with `ext`.
+  std::vector<std::string> files(const std::string& prefix, const std::string& ext) const {
+    std::vector<std::string> out;
+    for (auto& e : fs::directory_iterator(path)) {
+      std::string n = e.path().filename().string();
+      if (n.rfind(prefix, 0) == 0 && ends_with(n, ext)) out.push_back(n);
+    }
+    return out;
+  }
+};
+
+/// The tile::error `f` throws (fails the test when it throws none).
+tile::error error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const tile::error& e) {
+    return e;
+  }
+  FAIL("no tile::error was thrown");
+  return tile::error("");
+}
+
+tile::device null_dev() { return tile::device::get("null"); }
+
+// Each test launches kernels of its own: a kernel compiles once per specialization and device,
+// and only a compile writes artifacts or runs the checks.
+auto add_null = tile::kernel("add_null", [](tl::ptr<float> x, tl::ptr<float> y, tl::ptr<float> out, tl::i32 n,
+                                            tl::constexpr_<"BLOCK"> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  tl::store(out + offs, tl::load(x + offs, mask) + tl::load(y + offs, mask), mask);
+});
+
+auto scale_grid = tile::kernel("scale_grid", [](tl::ptr<float> x, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  tl::store(x + offs, tl::load(x + offs, mask) * 2.0f, mask);
+});
+
+auto copy_checked = tile::kernel("copy_checked", [](tl::ptr<float> x, tl::ptr<float> out, tl::i32 n,
+                                                    tl::constexpr_<"BLOCK"> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  tl::store(out + offs, tl::load(x + offs, mask) + 1.0f, mask);
+});
+
+auto copy_bad_arch = tile::kernel("copy_bad_arch", [](tl::ptr<float> x, tl::ptr<float> out, tl::i32 n,
+                                                      tl::constexpr_<"BLOCK"> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  tl::store(out + offs, tl::load(x + offs, mask), mask);
+});
+
+auto copy_no_ptxas = tile::kernel("copy_no_ptxas", [](tl::ptr<float> x, tl::ptr<float> out, tl::i32 n,
+                                                      tl::constexpr_<"BLOCK"> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  tl::store(out + offs, tl::load(x + offs, mask) - 1.0f, mask);
+});
+
+const char* const kGoodPtx =
+    ".version 7.0\n.target sm_80\n.address_size 64\n\n.visible .entry tile_noop()\n{\n\tret;\n}\n";
+const char* const kBadPtx =
+    ".version 7.0\n.target sm_80\n.address_size 64\n\n.visible .entry tile_noop()\n{\n\tnonsense;\n\tret;\n}\n";
+
+/// ptxas's path, or "" (with a MESSAGE saying what is not tested).
+std::string ptxas_or_message(const char* what) {
+  std::string p = tile::jit::find_ptxas();
+  if (p.empty()) MESSAGE("no ptxas (PATH, /usr/local/cuda/bin, TILE_PTXAS): " << what << " not tested");
+  return p;
+}
+
+}  // namespace
+
+// ---- devices ----------------------------------------------------------------------------------
+
+TEST_CASE("null: a backend get() opens, compile only, for TILE_TARGET (default sm_90a)") {
+  scoped_env t("TILE_TARGET", nullptr);
+  auto d = null_dev();
+  CHECK(d.backend() == "null");
+  CHECK(d.name() == "null (sm_90a)");
+  CHECK_FALSE(d.computes());
+  CHECK(d == null_dev());  // one device per target
+  CHECK(tile::device::get("interpreter").computes());
+  d.synchronize();
+  d.default_stream().synchronize();
+
+  auto list = tile::device::backends();
+  auto it = std::find_if(list.begin(), list.end(), [](const auto& b) { return b.name == "null"; });
+  REQUIRE(it != list.end());
+  CHECK(it->available);
+  CHECK(list.back().name == "null");  // last in preference
+
+  scoped_env t80("TILE_TARGET", "sm_80");
+  auto d80 = null_dev();
+  CHECK(d80.name() == "null (sm_80)");
+  CHECK_FALSE(d80 == d);
+}
+
+TEST_CASE("null: best() picks it only when TILE_BACKEND says so") {
+  {
+    scoped_env b("TILE_BACKEND", nullptr);
+    CHECK(tile::device::best().backend() != "null");
+    CHECK(tile::device::best().computes());
+  }
+  scoped_env b("TILE_BACKEND", "null");
+  scoped_env t("TILE_TARGET", "sm_90");
+  CHECK(tile::device::best().backend() == "null");
+  CHECK(tile::device::best().name() == "null (sm_90)");
+}
+
+TEST_CASE("null: a TILE_TARGET that is not an NVIDIA arch is a clear error") {
+  for (const char* bad : {"sm_42", "gfx90a", "banana"}) {
+    CAPTURE(bad);
+    scoped_env t("TILE_TARGET", bad);
+    auto e = error_of([] { (void)null_dev(); });
+    const std::string m = e.message();
+    CHECK(contains(m, "backend 'null' is not available"));
+    CHECK(contains(m, std::string("TILE_TARGET=") + bad));
+    CHECK(contains(m, "sm_90a"));  // the supported list
+    auto list = tile::device::backends();
+    auto it = std::find_if(list.begin(), list.end(), [](const auto& b) { return b.name == "null"; });
+    REQUIRE(it != list.end());
+    CHECK_FALSE(it->available);
+    CHECK(contains(it->reason, std::string("TILE_TARGET=") + bad));
+  }
+  scoped_env t("TILE_TARGET", "90a");  // the other spellings parse_arch accepts
+  CHECK(null_dev().name() == "null (sm_90a)");
+}
+
+// ---- memory -----------------------------------------------------------------------------------
+
+TEST_CASE("null: uploads, to_host, fills and views") {
+  auto d = null_dev();
+  std::vector<float> h = {1.f, 2.5f, -3.f, 4.f, 1e30f};
+  auto b = d.upload(h);
+  CHECK(b.size() == h.size());
+  CHECK(b.address() != 0);
+  CHECK(b.to_host() == h);
+  auto z = d.alloc<int>(100);
+  CHECK(z.to_host() == std::vector<int>(100, 0));  // zeroed, like every backend's memory
+  b.fill_zero();
+  CHECK(b.to_host() == std::vector<float>(h.size(), 0.f));
+  b.copy_from(h);
+  CHECK(b.view(1, 3).address() == b.address() + sizeof(float));
+  auto empty = d.alloc<double>(0);
+  CHECK(empty.to_host().empty());
+}
+
+// ---- launches -----------------------------------------------------------------------------------
+
+TEST_CASE("null: a launch compiles the kernel, writes its PTX (and cubin) and runs nothing") {
+  temp_dir dump("dump");
+  scoped_env dd("TILE_DUMP_DIR", dump.path.c_str());
+  scoped_env t("TILE_TARGET", nullptr);
+  auto d = null_dev();
+  const int n = 1000;
+  auto x = d.upload(std::vector<float>(n, 1.f)), y = d.upload(std::vector<float>(n, 2.f));
+  auto out = d.alloc<float>(n);
+  add_null[{tile::cdiv(n, 256)}](x, y, out, n, "BLOCK"_c = 256);
+  d.synchronize();
+  CHECK(out.to_host() == std::vector<float>(n, 0.f));  // not computed
+  CHECK(add_null.core().traces() == 1);
+  CHECK(dump.files("add_null-", ".ptx").size() == 1);
+  if (!ptxas_or_message("assembling the PTX into a cubin").empty()) CHECK(dump.files("add_null-", ".cubin").size() == 1);
+  // A second launch of the same specialization compiles nothing more.
+  add_null[{tile::cdiv(n, 256)}](x, y, out, n, "BLOCK"_c = 256);
+  CHECK(add_null.core().traces() == 1);
+  // An empty grid is valid (and runs nothing, as everywhere).
+  add_null[{0}](x, y, out, n, "BLOCK"_c = 256);
+}
+
+TEST_CASE("null: a grid over the limits names the kernel and the launch's line") {
+  auto d = null_dev();
+  auto x = d.alloc<float>(64);
+  int line = 0;
+  auto e = error_of([&] {
+    line = __LINE__ + 1;
+    scale_grid[{1, 70000}](x, 64, "BLOCK"_c = 64);
+  });
+  CHECK(e.kernel() == "scale_grid");
+  CHECK(ends_with(e.where().file, "test_null.cpp"));
+  CHECK(e.where().line == static_cast<std::uint32_t>(line));
+  CHECK(contains(e.message(), "grid extent y = 70000"));
+  CHECK(contains(e.what(), "test_null.cpp:" + std::to_string(line) + ": error: kernel 'scale_grid'"));
+}
+
+TEST_CASE("null driver: launches checked against the target's limits") {
+  using namespace tile::drivers;
+  CHECK(max_dynamic_shared_bytes(90) == 227 * 1024);
+  CHECK(max_dynamic_shared_bytes(80) == 163 * 1024);
+  CHECK(max_dynamic_shared_bytes(86) == 99 * 1024);
+
+  auto h100 = make_null_driver(null_limits_for(90, "sm_90a"));
+  auto a100 = make_null_driver(null_limits_for(80, "sm_80"));
+  CHECK(h100->name() == "null (sm_90a)");
+  null_module m;
+  m.kernel = "k";
+  m.arch = "sm_90a";
+  launch_config cfg;
+  cfg.kernel = "k";
+  const int line = __LINE__;
+  cfg.where = tile::src_loc(std::source_location::current());
+  kernel_arg p;
+  p.k = kernel_arg::kind::pointer;
+  p.t = tile::dtype::f32;
+  p.addr = 0x1000;
+  p.what = "argument 0 (ptr<f32>, 10 elements)";
+  std::vector<kernel_arg> args = {p};
+
+  auto fails = [&](driver& drv, const std::string& part) {
+    auto e = error_of([&] { drv.launch(m, cfg, args); });
+    CHECK(e.kernel() == "k");
+    CHECK(e.where().line == static_cast<std::uint32_t>(line + 1));
+    CHECK_MESSAGE(contains(e.message(), part), e.message());
+  };
+
+  h100->launch(m, cfg, args);  // within every limit
+  cfg.grid[0] = 2147483647u;
+  cfg.grid[1] = cfg.grid[2] = 65535u;
+  h100->launch(m, cfg, args);  // at the limits
+  cfg.grid[1] = 65536u;
+  fails(*h100, "extent y = 65536 is more than sm_90a allows (65535)");
+  cfg.grid[1] = 1;
+  cfg.grid[2] = 70000u;
+  fails(*h100, "extent z = 70000");
+  cfg.grid[2] = 1;
+  cfg.grid[0] = 2147483648u;
+  fails(*h100, "extent x = 2147483648");
+  cfg.grid[0] = 4;
+
+  m.num_warps = 32;
+  h100->launch(m, cfg, args);  // 1024 threads
+  m.num_warps = 64;
+  fails(*h100, "num_warps = 64 is 2048 threads per block; sm_90a allows 1024");
+  m.num_warps = 4;
+
+  m.shared_bytes = 200 * 1024;
+  h100->launch(m, cfg, args);  // fits in 227 KiB
+  fails(*a100, "needs 204800 bytes of shared memory per block; sm_80 allows at most 166912 (163 KiB)");
+  m.shared_bytes = 228 * 1024;
+  fails(*h100, "sm_90a allows at most 232448 (227 KiB)");
+  m.shared_bytes = 0;
+
+  args.push_back(p);
+  args[1].addr = 0;
+  args[1].what = "";  // named by describe_arg
+  args[1].extent_bytes = 0;
+  fails(*h100, "argument 1 (ptr<f32>, 0 elements) is a null pointer");
+  args[1].what = "the output";
+  fails(*h100, "the output is a null pointer");
+  args.pop_back();
+
+  struct other_module final : module {};
+  other_module o;
+  auto e = error_of([&] { h100->launch(o, cfg, args); });
+  CHECK(contains(e.message(), "module compiled for another backend"));
+}
+
+// ---- ptxas ------------------------------------------------------------------------------------
+
+TEST_CASE("ptxas: found on PATH, in /usr/local/cuda/bin, or where TILE_PTXAS says") {
+  {
+    scoped_env off("TILE_PTXAS", "0");
+    CHECK(tile::jit::find_ptxas().empty());
+  }
+  {
+    scoped_env bad("TILE_PTXAS", "/nonexistent/ptxas");
+    auto e = error_of([] { (void)tile::jit::find_ptxas(); });
+    CHECK(contains(e.message(), "TILE_PTXAS=/nonexistent/ptxas is not an executable file"));
+  }
+  std::string found = ptxas_or_message("TILE_PTXAS naming it");
+  if (found.empty()) return;
+  scoped_env named("TILE_PTXAS", found.c_str());
+  CHECK(tile::jit::find_ptxas() == found);
+}
+
+TEST_CASE("ptxas: assembles good PTX, quotes its errors for bad PTX") {
+  const std::string ptxas = ptxas_or_message("running ptxas");
+  if (ptxas.empty()) return;
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    CAPTURE(arch);
+    auto ok = tile::jit::run_ptxas(ptxas, kGoodPtx, arch, "noop");
+    CHECK_MESSAGE(ok.ok, ok.log);
+    CHECK(ok.cubin.size() > 4);
+    CHECK(ok.cubin.compare(0, 4, "\x7f" "ELF") == 0);
+  }
+  auto bad = tile::jit::run_ptxas(ptxas, kBadPtx, "sm_90a", "my kernel");
+  CHECK_FALSE(bad.ok);
+  CHECK(bad.cubin.empty());
+  CHECK_MESSAGE(contains(bad.log, "my_kernel.ptx, line 7"), bad.log);  // the name, sanitized
+  CHECK(contains(bad.log, "nonsense"));
+
+  auto missing = tile::jit::run_ptxas("/nonexistent/ptxas", kGoodPtx, "sm_90a");
+  CHECK_FALSE(missing.ok);
+  CHECK(contains(missing.log, "cannot run /nonexistent/ptxas"));
+
+  // assemble(): a rejection is an error naming the kernel and quoting ptxas.
+  tile::jit::ptx_kernel k;
+  k.kernel = "broken";
+  k.entry = "tile_noop";
+  k.arch = "sm_90a";
+  k.ptx = kBadPtx;
+  auto e = error_of([&] { (void)tile::jit::assemble(k); });
+  CHECK(e.kernel() == "broken");
+  CHECK(contains(e.what(), "kernel 'broken'"));
+  CHECK(contains(e.message(), "-arch=sm_90a rejected the kernel's PTX (entry tile_noop)"));
+  CHECK(contains(e.message(), "nonsense"));
+  k.ptx = kGoodPtx;
+  temp_dir dump("cubin");
+  scoped_env dd("TILE_DUMP_DIR", dump.path.c_str());
+  CHECK(tile::jit::assemble(k));
+  CHECK(dump.files("broken-", ".cubin").size() == 1);
+}
+
+TEST_CASE("TILE_PTXAS_CHECK: a kernel run on the interpreter is also compiled for sm_90a and assembled") {
+  auto d = tile::device::get("interpreter");
+  const int n = 300;
+  auto x = d.upload(std::vector<float>(n, 1.f));
+  auto out = d.alloc<float>(n);
+  {
+    // An arch that does not exist: the launch fails, naming the kernel and the switch.
+    scoped_env c("TILE_PTXAS_CHECK", "sm_42");
+    auto e = error_of([&] { copy_bad_arch[{tile::cdiv(n, 128)}](x, out, n, "BLOCK"_c = 128); });
+    CHECK(e.kernel() == "copy_bad_arch");
+    CHECK(ends_with(e.where().file, "test_null.cpp"));
+    CHECK(contains(e.message(), "TILE_PTXAS_CHECK=sm_42"));
+  }
+  {
+    // A check that cannot run is an error, not a silent pass.
+    scoped_env c("TILE_PTXAS_CHECK", "sm_90a");
+    scoped_env off("TILE_PTXAS", "0");
+    auto e = error_of([&] { copy_no_ptxas[{tile::cdiv(n, 128)}](x, out, n, "BLOCK"_c = 128); });
+    CHECK(e.kernel() == "copy_no_ptxas");
+    CHECK(contains(e.message(), "TILE_PTXAS_CHECK=sm_90a: no ptxas"));
+  }
+  if (ptxas_or_message("TILE_PTXAS_CHECK").empty()) return;
+  temp_dir dump("check");
+  scoped_env dd("TILE_DUMP_DIR", dump.path.c_str());
+  scoped_env c("TILE_PTXAS_CHECK", "sm_90a");
+  copy_checked[{tile::cdiv(n, 128)}](x, out, n, "BLOCK"_c = 128);
+  CHECK(out.to_host() == std::vector<float>(n, 2.f));  // the interpreter still ran it
+  CHECK(dump.files("copy_checked-", ".ptx").size() == 1);
+  CHECK(dump.files("copy_checked-", ".cubin").size() == 1);
+}

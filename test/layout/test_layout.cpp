@@ -1,0 +1,128 @@
+// test/layout/test_layout.cpp — the layout algebra on its own (src/layout/linear_layout.hpp):
+// which thread and register own element (i, j), slicing, broadcasting, reshaping, register maps.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <set>
+
+#include "layout/linear_layout.hpp"
+
+using namespace tile::layout;
+
+namespace {
+
+/// Every element of `l` held by exactly one writer thread (one whose replicated bits are 0), and
+/// every (register, lane, warp) holding an element of the tile.
+void check_cover(const LinearLayout& l) {
+  std::map<Coords, int> writers;
+  for (std::int64_t w = 0; w < l.num_warps(); ++w)
+    for (std::int64_t ln = 0; ln < l.num_lanes(); ++ln)
+      for (std::int64_t r = 0; r < l.num_regs(); ++r) {
+        const Coords c = l.coords(r, ln, w);
+        for (std::size_t d = 0; d < c.size(); ++d) REQUIRE(c[d] < l.shape[d]);
+        if ((ln & l.lane_dup_mask()) == 0 && (w & l.warp_dup_mask()) == 0) ++writers[c];
+      }
+  CHECK(static_cast<std::int64_t>(writers.size()) == l.numel());
+  for (auto& [c, n] : writers) CHECK(n == 1);
+}
+
+}  // namespace
+
+TEST_CASE("blocked layout: element (i, j) lives where Triton's BlockedEncoding puts it") {
+  // 64 x 64, 4 elements per thread along j, 16 x 2 lanes, 4 x 1 warps, order [1, 0]
+  LinearLayout l = blocked({64, 64}, {1, 4}, {2, 16}, {4, 1}, {1, 0});
+  CHECK(l.num_regs() == 32);  // 4 elements along j x 8 repetitions of the 8-row CTA tile
+  // thread t = warp * 32 + lane; lane = i_l * 16 + j_l; element (i, j):
+  //   j = j_l * 4 + r % 4, i = warp * 2 + i_l + 8 * (r / 4)
+  for (std::int64_t w = 0; w < 4; ++w)
+    for (std::int64_t ln = 0; ln < 32; ++ln)
+      for (std::int64_t r = 0; r < l.num_regs(); ++r) {
+        const Coords c = l.coords(r, ln, w);
+        CHECK(c[1] == (ln % 16) * 4 + r % 4);
+        CHECK(c[0] == w * 2 + ln / 16 + 8 * (r / 4));
+      }
+  check_cover(l);
+  CHECK(l.is_injective());
+  // owners of one element: exactly one (register, lane, warp)
+  auto o = l.owners({9, 5});
+  REQUIRE(o.size() == 1);
+  CHECK(o[0] == std::array<std::int64_t, 3>{1 + 4 * 1, 16 + 1, 0});
+}
+
+TEST_CASE("default_blocked: 16-byte vectors, then lanes, then warps; small tiles replicate") {
+  LinearLayout v = default_blocked({1024}, 4, 4);
+  CHECK(v.reg == std::vector<Coords>{{1}, {2}, {512}});
+  CHECK(v.lane == std::vector<Coords>{{4}, {8}, {16}, {32}, {64}});
+  CHECK(v.warp == std::vector<Coords>{{128}, {256}});
+  check_cover(v);
+  // 256 elements on 128 threads: 2 per thread so every thread holds distinct elements
+  LinearLayout s = default_blocked({256}, 4, 8);
+  CHECK(s.reg == std::vector<Coords>{{1}});
+  CHECK(s.lane_dup_mask() == 0);
+  CHECK(s.warp_dup_mask() == 0);
+  // 16 elements on 128 threads: lanes 4.. and every warp hold copies
+  LinearLayout t = default_blocked({16}, 4, 4);
+  CHECK(t.num_regs() == 1);
+  CHECK(t.lane_dup_mask() == 0b10000u);  // 16 lanes cover the tile (1 each), the upper 16 copy them
+  CHECK(t.warp_dup_mask() == 0b11u);
+  check_cover(t);
+  // 2-D: rows spread over warps
+  LinearLayout m = default_blocked({64, 32}, 4, 4);
+  check_cover(m);
+  CHECK(m.coords(0, 1, 0) == Coords{0, 4});
+  CHECK(m.coords(0, 8, 0) == Coords{1, 0});
+}
+
+TEST_CASE("slice, expand_dims, broadcast: a reduce's result broadcasts back without moving data") {
+  LinearLayout p = default_blocked({32, 128}, 4, 4);
+  LinearLayout row = slice(p, 1);  // max over j: one value per row
+  CHECK(row.shape == std::vector<std::int64_t>{32});
+  // lanes that held other columns of a row now hold copies of that row's value
+  CHECK(row.lane_dup_mask() != 0);
+  LinearLayout e = expand_dims(row, 1);
+  CHECK(e.shape == std::vector<std::int64_t>{32, 1});
+  // the layout broadcast wants for its operand is exactly that
+  CHECK(broadcast_source(p, {32, 1}) == e);
+  // and every register of p finds its row's value in its own thread
+  for (int r = 0; r < p.num_regs(); ++r) {
+    Coords c = p.coords(r, 0, 0);
+    c[1] = 0;
+    CHECK(register_of(e, c).has_value());
+  }
+}
+
+TEST_CASE("register_map: same threads -> register permutation; other threads -> none") {
+  LinearLayout a = blocked({8, 8}, {2, 2}, {4, 8}, {1, 1}, {1, 0});
+  LinearLayout b = a;
+  std::swap(b.reg[0], b.reg[1]);  // same elements per thread, registers renumbered
+  auto m = register_map(a, b);
+  REQUIRE(m);
+  for (int r = 0; r < b.num_regs(); ++r) CHECK(a.coords((*m)[static_cast<std::size_t>(r)], 0, 0) == b.coords(r, 0, 0));
+  LinearLayout c = blocked({8, 8}, {2, 2}, {8, 4}, {1, 1}, {0, 1});  // lanes along i first
+  CHECK_FALSE(register_map(a, c).has_value());
+  CHECK(register_map(a, a).has_value());
+}
+
+TEST_CASE("reshape, permute, join and split keep each element in its thread") {
+  LinearLayout l = default_blocked({16, 64}, 4, 4);
+  LinearLayout flat = reshape(l, {1024});
+  for (int r = 0; r < l.num_regs(); ++r)
+    for (std::int64_t ln : {0, 5, 31})
+      CHECK(flat.coords(r, ln, 1)[0] == l.flat(l.coords(r, ln, 1)));
+  LinearLayout t = permute(l, {1, 0});
+  CHECK(t.shape == std::vector<std::int64_t>{64, 16});
+  CHECK(t.coords(3, 7, 2) == Coords{l.coords(3, 7, 2)[1], l.coords(3, 7, 2)[0]});
+  LinearLayout j = join(l);
+  CHECK(j.shape == std::vector<std::int64_t>{16, 64, 2});
+  CHECK(j.coords(1, 0, 0) == Coords{0, 0, 1});
+  auto s = split(j);
+  REQUIRE(s);
+  CHECK(*s == l);
+  CHECK_FALSE(split(default_blocked({16, 2}, 4, 1)).has_value());  // lanes along the last axis
+  check_cover(j);
+}
+
+TEST_CASE("layouts print for dumps") {
+  CHECK(default_blocked({8}, 1, 4).str() == "#linear<8 reg=[] lane=[(1) (2) (4) (0) (0)] warp=[]>");
+  CHECK(scalar_layout(2).str() == "#linear<scalar reg=[] lane=[() () () () ()] warp=[()]>");
+}
