@@ -115,6 +115,30 @@ void AxisAnalysis::op(const ir::Op& o) {
       set(o.result(), i);
       return;
     }
+    case OpKind::reshape: {
+      // inserting or removing extent-1 axes (x(_, newaxis)) keeps every fact of the others
+      const auto& src = o.operand(0)->type.shape;
+      std::vector<std::size_t> sd, rd;
+      for (std::size_t d = 0; d < src.size(); ++d)
+        if (src[d] != 1) sd.push_back(d);
+      for (std::size_t d = 0; d < R; ++d)
+        if (rt->shape[d] != 1) rd.push_back(d);
+      bool same = sd.size() == rd.size();
+      for (std::size_t k = 0; same && k < sd.size(); ++k) same = src[sd[k]] == rt->shape[rd[k]];
+      const AxisInfo& a = in(0);
+      AxisInfo i = filled(*rt, 1, kMaxDiv, 1);
+      if (!same || a.contiguity.empty()) {
+        set(o.result(), a.contiguity.empty() ? uniform(*rt, a.scalar_div) : unknown_info(*rt));
+        return;
+      }
+      for (std::size_t k = 0; k < sd.size(); ++k) {
+        i.contiguity[rd[k]] = a.contiguity[sd[k]];
+        i.divisibility[rd[k]] = a.divisibility[sd[k]];
+        i.constancy[rd[k]] = a.constancy[sd[k]];
+      }
+      set(o.result(), i);
+      return;
+    }
     case OpKind::broadcast: {
       AxisInfo i = in(0);
       const auto& src = o.operand(0)->type.shape;
@@ -222,7 +246,10 @@ void AxisAnalysis::op(const ir::Op& o) {
       const std::size_t n = o.operands.size() - 3;
       std::vector<AxisInfo> carried;
       for (std::size_t k = 0; k < n; ++k) carried.push_back(at(o.operand(static_cast<unsigned>(3 + k))));
-      set(body.arg(0), filled(body.arg(0)->type, 1, 1, 1));
+      // iv = lo + k * step: a multiple of whatever divides both
+      AxisInfo ivi = filled(body.arg(0)->type, 1, 1, 1);
+      ivi.scalar_div = std::min(at(o.operand(0)).scalar_div, at(o.operand(2)).scalar_div);
+      set(body.arg(0), ivi);
       for (int iter = 0; iter < 4; ++iter) {
         for (std::size_t k = 0; k < n; ++k) set(body.arg(static_cast<unsigned>(1 + k)), carried[k]);
         block(body);

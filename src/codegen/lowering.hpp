@@ -166,6 +166,8 @@ class Lowering {
   llvm::Type* compute_type(dtype t) const;
   /// IEEE minNum/maxNum on compute-type floats: NaN yields the other operand, -0 < +0.
   llvm::Value* min_max_num(llvm::Value* x, llvm::Value* y, bool is_min);
+  /// Targets with NaN-ignoring min/max instructions (GPUs) set this: min_max_num uses them.
+  bool native_min_max = false;
   /// The values an if-then-else emits: `cond` selects `then_fn()` or `else_fn()` (register
   /// values of the same type; else_fn may be null for "no value").
   llvm::Value* if_else(llvm::Value* cond, const std::function<llvm::Value*()>& then_fn,

@@ -124,7 +124,15 @@ llvm::Value* min_max_num_impl(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value*
 }  // namespace
 
 llvm::Value* Lowering::min_max_num(llvm::Value* x, llvm::Value* y, bool is_min) {
-  return min_max_num_impl(*b, x, y, is_min);
+  if (!native_min_max) return min_max_num_impl(*b, x, y, is_min);
+  // GPUs: the NaN-ignoring min.f32/max.f32, then equal operands (the signed zeros among them)
+  // combined bitwise: max(+0, -0) = +0 (AND of the bits), min(+0, -0) = -0 (OR)
+  auto* it = b->getIntNTy(static_cast<unsigned>(x->getType()->getPrimitiveSizeInBits()));
+  llvm::Value* r = b->CreateBinaryIntrinsic(is_min ? llvm::Intrinsic::minnum : llvm::Intrinsic::maxnum, x, y);
+  llvm::Value* xi = b->CreateBitCast(x, it);
+  llvm::Value* yi = b->CreateBitCast(y, it);
+  llvm::Value* z = b->CreateBitCast(is_min ? b->CreateOr(xi, yi) : b->CreateAnd(xi, yi), x->getType());
+  return b->CreateSelect(b->CreateFCmpOEQ(x, y), z, r);
 }
 
 llvm::Value* Lowering::if_else(llvm::Value* cond, const std::function<llvm::Value*()>& then_fn,
@@ -227,7 +235,10 @@ llvm::Value* Lowering::scalar_op(const ir::Op& op, std::span<llvm::Value* const>
       case OpKind::sub: r = B.CreateFSub(c[0], c[1]); break;
       case OpKind::mul: r = B.CreateFMul(c[0], c[1]); break;
       case OpKind::div: r = B.CreateFDiv(c[0], c[1]); break;
-      case OpKind::rem: r = B.CreateFRem(c[0], c[1]); break;
+      case OpKind::rem:
+        r = target.float_rem(*this, c[0], c[1]);
+        if (!r) r = B.CreateFRem(c[0], c[1]);
+        break;
       case OpKind::minimum: r = min_max_num(c[0], c[1], true); break;
       case OpKind::maximum: r = min_max_num(c[0], c[1], false); break;
       case OpKind::fma: r = B.CreateIntrinsic(llvm::Intrinsic::fma, {ct}, {c[0], c[1], c[2]}); break;

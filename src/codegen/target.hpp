@@ -68,6 +68,9 @@ class TargetHooks {
   /// A transcendental function (exp, exp2, log, log2, sin, cos, erf; ir::OpKind as int) of a
   /// compute-type float (f32 or f64) the target computes itself; null: the C library's.
   virtual llvm::Value* math_fn(Lowering&, int /*ir::OpKind*/, llvm::Value* /*x*/) const { return nullptr; }
+  /// Float remainder (C's fmod, exact) of compute-type floats; null: LLVM's frem (exact where
+  /// the target lowers it to the C library, as on the CPU).
+  virtual llvm::Value* float_rem(Lowering&, llvm::Value* /*x*/, llvm::Value* /*y*/) const { return nullptr; }
   virtual void emit_fail(Lowering& L, const ir::Op& op, failure kind, llvm::Value* value) const = 0;
 };
 

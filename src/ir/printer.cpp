@@ -116,7 +116,8 @@ class Printer {
   unsigned next_ = 0;
 
   std::string define(const Value* v) {
-    std::string n = "%" + std::to_string(next_++);
+    std::string n(1, '%');  // (not "%" + …: GCC 12's -O3 -Wrestrict false positive)
+    n += std::to_string(next_++);
     names_[v] = n;
     return n;
   }

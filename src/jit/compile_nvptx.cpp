@@ -118,7 +118,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& fn, const targets::n
   timer.lap("layouts");
   if (env::enabled("TILE_DUMP_IR"))
     std::cerr << "// ----- layouts for " << a.name() << ", " << fn.num_warps << " warps (kernel " << fn.name << ") ----- //\n"
-              << layout::print_plan(fn, plan) << std::flush;
+              << layout::print_plan(fn, plan, &axis) << std::flush;
   llvm::LLVMContext ctx;
   targets::nvptx::NvptxTarget target(a, fn.num_warps);
   codegen::gpu::GpuLowering lowering(ctx, target, plan, axis);
@@ -132,7 +132,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& fn, const targets::n
   timer.lap("PTX");
   if (dumping) {
     dump_artifact(fn.name, digest, "tir", ir::print(fn, true));
-    dump_artifact(fn.name, digest, "layouts", layout::print_plan(fn, plan));
+    dump_artifact(fn.name, digest, "layouts", layout::print_plan(fn, plan, &axis));
     dump_artifact(fn.name, digest, "ll", to_text(*m));
     dump_artifact(fn.name, digest, "ptx", k->ptx);
   }

@@ -240,11 +240,13 @@ LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& a
   return Assigner(f, ai, num_warps).run();
 }
 
-std::string print_plan(const ir::Function& f, const LayoutPlan& plan) {
+std::string print_plan(const ir::Function& f, const LayoutPlan& plan, const analysis::AxisAnalysis* ai) {
   std::string text = ir::print(f, false, [&](const ir::Op& op) {
     std::string n;
-    for (const auto& r : op.results)
+    for (const auto& r : op.results) {
       if (plan.of.count(r.get())) n += (n.empty() ? "" : "; ") + plan.of.at(r.get()).str();
+      if (ai && !r->type.shape.empty() && (r->type.ptr || r->type.is_int())) n += " " + ai->at(r.get()).str();
+    }
     return n;
   });
   return text + "// layout conversions: " + std::to_string(plan.conversions) + "\n";

@@ -47,7 +47,8 @@ LinearLayout default_layout(const ir::Type& t, int num_warps);
 std::vector<std::optional<LinearLayout>> wanted_operands(const ir::Op& op, const LayoutPlan& plan,
                                                          const analysis::AxisAnalysis& ai);
 
-/// The kernel's IR with each tile value's layout (after `%v = …` lines), and the conversions.
-std::string print_plan(const ir::Function& f, const LayoutPlan& plan);
+/// The kernel's IR with each tile value's layout (after `%v = …` lines; with `ai`, the axis info
+/// of integer and pointer tiles too), and the number of conversions.
+std::string print_plan(const ir::Function& f, const LayoutPlan& plan, const analysis::AxisAnalysis* ai = nullptr);
 
 }  // namespace tile::layout

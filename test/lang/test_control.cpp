@@ -297,6 +297,10 @@ TEST_CASE("loops inside loop bodies: a body tile carried by an inner loop, while
 }
 
 TEST_CASE("for_range rejects a step that is not positive at run time") {
+  if (lt2::dev().backend() == "cuda") {  // a device-side failure traps: the context would be lost
+    MESSAGE("skipped on the cuda backend (device failures are fatal)");
+    return;
+  }
   auto k = tile::kernel("bad_step", [](tl::ptr<std::int32_t> out, tl::i32 step) {
     auto acc = tl::constant<std::int32_t>(0);
     tl::for_range(0, 10, step, [&](tl::tensor i) { acc = acc + i; });

@@ -49,9 +49,23 @@ std::string file_name(const char* path) {
 }
 
 int g_line = 0;  // the source line of the last traced device_assert / static_assert_
+
+/// On a GPU a failing device_assert or a bad loop step traps, and the CUDA context is lost (as
+/// with Triton), and device_print goes to the process's stdout from the device, which these tests
+/// cannot capture: such tests run on the host backends only (the GPU's fatal path: see the note
+/// in docs/GPU.md).
+bool host_backend() { return lt2::dev().backend() != "cuda"; }
+#define SKIP_ON_GPU()                                                                          \
+  do {                                                                                         \
+    if (!host_backend()) {                                                                     \
+      MESSAGE("skipped on the cuda backend (device failures are fatal; prints not capturable)"); \
+      return;                                                                                  \
+    }                                                                                          \
+  } while (0)
 }  // namespace
 
 TEST_CASE("device_print: integers, 1-D and 2-D indices, scalars, several operands, no operands") {
+  SKIP_ON_GPU();
   auto k = tile::kernel("printer", [](tl::ptr<std::int32_t> x, tl::ptr<float> f, tl::i32 n) {
     using tl::_;
     using tl::newaxis;
@@ -96,6 +110,7 @@ TEST_CASE("device_print: integers, 1-D and 2-D indices, scalars, several operand
 }
 
 TEST_CASE("device_print: floats in the fewest digits that read back, integral ones in full, every element type") {
+  SKIP_ON_GPU();
   auto k = tile::kernel("print_types", [](tl::ptr<float> f, tl::ptr<double> g, tl::ptr<tile::half> h,
                                           tl::ptr<tile::bfloat16> b, tl::ptr<std::int8_t> i8, tl::ptr<std::uint8_t> u8,
                                           tl::ptr<std::int64_t> i64, tl::ptr<std::uint64_t> u64) {
@@ -151,6 +166,7 @@ TEST_CASE("device_print: floats in the fewest digits that read back, integral on
 }
 
 TEST_CASE("device_print_hex: the raw bits, the dtype's width in hex digits; pointers print as addresses") {
+  SKIP_ON_GPU();
   auto k = tile::kernel("print_hex", [](tl::ptr<float> f, tl::ptr<std::int32_t> i) {
     tl::device_print_hex("i32 ", tl::load(i + tl::arange(0, 2)));
     tl::device_print_hex("i8 ", tl::cast<std::int8_t>(tl::load(i + tl::arange(0, 2))));
@@ -188,6 +204,7 @@ TEST_CASE("device_print_hex: the raw bits, the dtype's width in hex digits; poin
 }
 
 TEST_CASE("device_print: every program of a 3-D grid prints whole lines; prints in a loop run each iteration") {
+  SKIP_ON_GPU();
   auto k = tile::kernel("print_grid", [](tl::ptr<std::int32_t> out) {
     auto id = tl::program_id(0) + 10 * tl::program_id(1) + 100 * tl::program_id(2);
     tl::device_print("id ", id + tl::arange(0, 2) * 1000);
@@ -237,6 +254,7 @@ TEST_CASE("device_assert passes silently when the condition holds everywhere") {
 }
 
 TEST_CASE("a failing device_assert is a tile::error naming the message, program, element and file:line") {
+  SKIP_ON_GPU();
   auto k = tile::kernel("asserter", [](tl::ptr<std::int32_t> x, tl::constexpr_<"RANK"> RANK) {
     using tl::_;
     using tl::newaxis;
@@ -288,6 +306,7 @@ TEST_CASE("a failing device_assert is a tile::error naming the message, program,
 }
 
 TEST_CASE("a device_assert inside a runtime loop fails at the iteration that breaks it") {
+  SKIP_ON_GPU();
   auto k = tile::kernel("assert_loop", [](tl::ptr<std::int32_t> out, tl::i32 n, tl::i32 limit) {
     auto acc = tl::constant<std::int32_t>(0);
     tl::for_range(0, n, [&](tl::tensor i) {

@@ -207,7 +207,9 @@ TEST_CASE("randint is word 0; rand and randn are Triton's mappings of words 0 an
       const float th = 6.283185307179586f * u2;
       const float rad = std::sqrt(-2.0f * std::log(u1));
       const float want_g = rad * std::cos(th);
-      if (!(std::abs(s.g[ix(i)] - want_g) <= 4 * std::numeric_limits<float>::epsilon() * std::max(1.0f, std::abs(want_g))) &&
+      // (the GPU's log and cos are its approximate instructions: docs/LANGUAGE.md)
+      const float ulps = lt2::dev().backend() == "cuda" ? 64.f : 4.f;
+      if (!(std::abs(s.g[ix(i)] - want_g) <= ulps * std::numeric_limits<float>::epsilon() * std::max(1.0f, std::abs(want_g))) &&
           bad_g++ == 0)
         first_bad = "randn at offset " + std::to_string(i + 17) + ": got " + std::to_string(s.g[ix(i)]) + ", want " +
                     std::to_string(want_g);

@@ -120,8 +120,10 @@ TEST_CASE("2-D: a row reduction broadcast back needs no layout conversion") {
   auto in = dev.alloc<float>(32 * 64), out = dev.alloc<float>(32 * 64);
   rows[{1}](out, in, "M"_c = 32, "N"_c = 64);
   const std::string lay = d.read("rows", "layouts");
+  INFO(lay);
   CHECK(lay.find("// layout conversions: 0") != std::string::npos);
   const std::string ptx = d.read("rows", "ptx");
+  INFO(ptx);
   CHECK(count(ptx, "ld.global.v4") >= 1);
   CHECK(count(ptx, "shfl.sync.bfly") >= 1);
 }

@@ -33,8 +33,16 @@ llvm::Value* GpuLowering::thread_coord(const LinearLayout& l, int d) {
 }
 
 llvm::Value* GpuLowering::coord(const LinearLayout& l, int r, int d) {
-  const std::int64_t k = l.coords(r, 0, 0).at(static_cast<std::size_t>(d));
-  return b().CreateXor(thread_coord(l, d), b().getInt32(static_cast<std::uint32_t>(k)));
+  const auto ud = static_cast<std::size_t>(d);
+  const std::int64_t k = l.coords(r, 0, 0).at(ud);
+  // the bits a thread part may set along d; when the register's bits are disjoint from them
+  // (blocked layouts), XOR is an add, which LLVM folds into addresses as constant offsets
+  std::int64_t thread_bits = 0;
+  for (const auto* v : {&l.lane, &l.warp})
+    for (const auto& bb : *v) thread_bits |= bb.empty() ? 0 : bb[ud];
+  llvm::Value* t = thread_coord(l, d);
+  if ((k & thread_bits) == 0) return b().CreateAdd(t, b().getInt32(static_cast<std::uint32_t>(k)), "", true, true);
+  return b().CreateXor(t, b().getInt32(static_cast<std::uint32_t>(k)));
 }
 
 llvm::Value* GpuLowering::is_writer(const LinearLayout& l) {

@@ -94,7 +94,8 @@ void GpuLowering::lower_dot(const ir::Op& op) {
   B.SetInsertPoint(done);
   note_smem_read();
   DV res{C, {}, rt};
-  for (int r = 0; r < nr; ++r) res.regs.push_back(cd == out ? static_cast<llvm::Value*>(sum[static_cast<std::size_t>(r)]) : S.from_compute(sum[static_cast<std::size_t>(r)], out));
+  // the sums after the last k (not the phis: those hold the sums before it)
+  for (int r = 0; r < nr; ++r) res.regs.push_back(cd == out ? next[static_cast<std::size_t>(r)] : S.from_compute(next[static_cast<std::size_t>(r)], out));
   (void)M;
   set(op.result(), std::move(res));
 }

@@ -11,7 +11,9 @@ using ir::OpKind;
 
 GpuLowering::GpuLowering(llvm::LLVMContext& ctx, const GpuTargetHooks& t, const layout::LayoutPlan& p,
                          const analysis::AxisAnalysis& a)
-    : S(ctx, t), target(t), plan(p), axis(a) {}
+    : S(ctx, t), target(t), plan(p), axis(a) {
+  S.native_min_max = true;
+}
 
 const DV& GpuLowering::get(const ir::Value* v) const {
   auto it = values_.find(v);

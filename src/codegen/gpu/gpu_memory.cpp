@@ -48,6 +48,11 @@ void GpuLowering::lower_memory(const ir::Op& op) {
   auto global = [&](llvm::Value* p) { return B.CreateAddrSpaceCast(p, gptr); };
   auto zero = [&]() { return llvm::Constant::getNullValue(rty); };
   const bool rank0 = pt.shape.empty();
+  // an element read from global memory: any nonzero byte is a true i1 (the interpreter's rule)
+  auto from_mem = [&](llvm::Value* m) -> llvm::Value* {
+    if (vt.elem == dtype::i1) return B.CreateICmpNE(m, llvm::ConstantInt::get(m->getType(), 0));
+    return S.from_storage(m, vt);
+  };
 
   // the run width of this access
   auto run_width = [&](const layout::LinearLayout& l, const ir::Value* mask) -> std::pair<int, int> {
@@ -113,14 +118,14 @@ void GpuLowering::lower_memory(const ir::Op& op) {
               vec = B.CreateInsertElement(vec, nw == 1 ? res : B.CreateExtractValue(res, static_cast<unsigned>(i)), static_cast<std::uint64_t>(i));
           }
           llvm::Value* ev = B.CreateBitCast(vec, llvm::FixedVectorType::get(st, static_cast<unsigned>(w)));
-          for (int i = 0; i < w; ++i) elems.push_back(S.from_storage(B.CreateExtractElement(ev, static_cast<std::uint64_t>(i)), vt));
+          for (int i = 0; i < w; ++i) elems.push_back(from_mem(B.CreateExtractElement(ev, static_cast<std::uint64_t>(i))));
         } else {
           for (int i = 0; i < w; ++i) {
             llvm::Value* a = ptr.regs[r0 + static_cast<std::size_t>(i)];
             llvm::Value* mi = mask ? mask->regs[r0 + static_cast<std::size_t>(i)] : nullptr;
             auto ld = [&]() -> llvm::Value* {
               auto* li = B.CreateAlignedLoad(st, global(a), llvm::Align(static_cast<std::uint64_t>(es)), vol);
-              return S.from_storage(li, vt);
+              return from_mem(li);
             };
             elems.push_back(mi ? S.if_else(mi, ld, zero, "ld") : ld());
           }

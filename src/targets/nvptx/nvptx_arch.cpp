@@ -29,7 +29,7 @@ arch parse_arch(std::string_view s) {
   bool ok = false;
   for (int k : kSupported) ok |= digits && a.sm == k;
   if (a.accel && a.sm != 90) ok = false;
-  if (!ok) throw tile::error("unknown NVIDIA target '" + std::string(s) + "' (TILE_TARGET): supported are " + kList);
+  if (!ok) throw tile::error("unknown NVIDIA target '" + std::string(s) + "': supported are " + kList);
   return a;
 }
 

@@ -13,7 +13,7 @@ struct arch {
   bool accel = false;  // the "a" variants (sm_90a: wgmma, setmaxnreg)
 
   std::string name() const;  // "sm_90a"
-  int ptx_version() const;   // 78 for sm_90 / sm_90a (PTX ISA 7.8), 70 for sm_80 …
+  int ptx_version() const;   // 80 for sm_90a (PTX ISA 8.0), 78 for the others
   bool operator==(const arch&) const = default;
 };
 

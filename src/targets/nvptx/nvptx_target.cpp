@@ -12,6 +12,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
+#include "codegen/gpu/exact_fmod.hpp"
 #include "codegen/lowering.hpp"
 #include "ir/ir.hpp"
 
@@ -191,6 +192,10 @@ void NvptxTarget::finish_kernel(codegen::Lowering& L, std::uint64_t) const {
                         L.ir_fn ? L.ir_fn->loc : src_loc{});
 }
 
+llvm::Value* NvptxTarget::float_rem(codegen::Lowering& L, llvm::Value* x, llvm::Value* y) const {
+  return codegen::gpu::exact_fmod(L, x, y);
+}
+
 llvm::Value* NvptxTarget::math_fn(codegen::Lowering& L, int kind, llvm::Value* x) const {
   auto& b = *L.b;
   if (!x->getType()->isFloatTy()) return nullptr;
@@ -218,8 +223,20 @@ llvm::Value* NvptxTarget::math_fn(codegen::Lowering& L, int kind, llvm::Value* x
       llvm::Value* r = ex2(y);
       return fma(r, b.CreateFMul(err, C(0.6931471805599453)), r);
     }
-    case OpKind::log2: return lg2(x);
-    case OpKind::log: return b.CreateFMul(lg2(x), C(0.6931471805599453));
+    case OpKind::log2:
+    case OpKind::log: {
+      // lg2.approx has an absolute error of about 2^-22, too much near 1 where log is small:
+      // there (|x - 1| < 1/16) a series in t = x - 1 (exact by Sterbenz's lemma) is used
+      const bool nat = static_cast<OpKind>(kind) == OpKind::log;
+      llvm::Value* t = b.CreateFSub(x, C(1.0));
+      llvm::Value* p = C(1.0 / 9);
+      for (double c : {-1.0 / 8, 1.0 / 7, -1.0 / 6, 1.0 / 5, -1.0 / 4, 1.0 / 3, -1.0 / 2, 1.0}) p = fma(p, t, C(c));
+      llvm::Value* near = b.CreateFMul(p, t);  // ln(1 + t)
+      if (!nat) near = b.CreateFMul(near, C(1.4426950408889634));
+      llvm::Value* far = nat ? b.CreateFMul(lg2(x), C(0.6931471805599453)) : lg2(x);
+      llvm::Value* close = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, t), C(0.0625));
+      return b.CreateSelect(close, near, far);
+    }
     case OpKind::sin: return b.CreateIntrinsic(llvm::Intrinsic::nvvm_sin_approx_f, {}, {reduce_2pi(x)});
     case OpKind::cos: return b.CreateIntrinsic(llvm::Intrinsic::nvvm_cos_approx_f, {}, {reduce_2pi(x)});
     case OpKind::erf: {

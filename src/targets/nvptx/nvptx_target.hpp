@@ -34,6 +34,7 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   void emit_fail(codegen::Lowering& L, const ir::Op& op, failure kind, llvm::Value* value) const override;
   void finish_kernel(codegen::Lowering& L, std::uint64_t scratch_bytes) const override;
   llvm::Value* math_fn(codegen::Lowering& L, int kind, llvm::Value* x) const override;
+  llvm::Value* float_rem(codegen::Lowering& L, llvm::Value* x, llvm::Value* y) const override;
 
   llvm::Value* thread_id(codegen::Lowering& L) const override;
   void barrier(codegen::Lowering& L) const override;
