@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -11,6 +12,20 @@
 #include <tile/tile.hpp>
 
 namespace sample {
+
+/// TILE_SKIP_WITHOUT_BACKEND=<name> (the samples' GPU tests): when that backend is not available
+/// here, say why and exit 77 (skipped) before main runs — CI machines have no GPU.
+inline bool skip_without_backend() {
+  const char* want = std::getenv("TILE_SKIP_WITHOUT_BACKEND");
+  if (!want || !*want) return false;
+  for (const auto& b : tile::device::backends())
+    if (b.name == want && !b.available) {
+      std::printf("skipped: the %s backend is not available here (%s)\n", want, b.reason.c_str());
+      std::exit(77);
+    }
+  return false;
+}
+inline const bool skipped_without_backend = skip_without_backend();
 
 inline std::vector<float> random_floats(std::size_t n, unsigned seed, float lo = -1.f, float hi = 1.f) {
   std::mt19937 gen(seed);

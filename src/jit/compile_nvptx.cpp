@@ -206,8 +206,9 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
   auto k = compile_ptx(*fn, a);
   src.shared_bytes = k->shared_bytes;
   std::string cubin;
+  float jit_ms = 0;
   try {
-    cubin = drv.ptx_to_cubin(k->ptx, fn->name);
+    cubin = drv.ptx_to_cubin(k->ptx, fn->name, &jit_ms);
   } catch (const tile::error&) {
     cubin.clear();  // no JIT linker: load the PTX itself (the driver JITs it), nothing cached
   }
@@ -220,7 +221,9 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
     src.fmt = drivers::cuda_module_source::format::ptx;
     src.image = k->ptx;
   }
-  return drv.load_module(src);
+  auto mod = drv.load_module(src);
+  if (src.fmt == drivers::cuda_module_source::format::cubin) mod->jit_ms = jit_ms;  // the JIT ran in cuLink
+  return mod;
 }
 
 }  // namespace tile::jit

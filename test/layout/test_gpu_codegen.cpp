@@ -78,7 +78,49 @@ auto rows = tile::kernel("rows", [](tl::ptr<float> out, tl::ptr<float> in, tl::c
   tl::store(out + i(_, newaxis) * N + j(newaxis, _), x - m(_, newaxis));
 });
 
+/// A row loop as in layer norm: the offsets advance by BLOCK each iteration.
+auto row_sum = tile::kernel("row_sum", [](tl::ptr<tile::half> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
+  auto row = tl::program_id(0);
+  auto acc = tl::zeros<float>({BLOCK});
+  tl::for_range(0, n, BLOCK, [&](tl::tensor off) {
+    auto cols = off + tl::arange(0, BLOCK);
+    acc += tl::cast<float>(tl::load(x + row * n + cols, cols < n, 0.0f));
+  });
+  tl::store(out + row, tl::sum(acc, 0));
+});
+
+auto huge = tile::kernel("huge", [](tl::ptr<float> x, tl::ptr<float> out) {
+  auto i = tl::arange(0, 1 << 18);
+  tl::store(out + i, tl::load(x + i) * 2.0f);
+});
+
 }  // namespace
+
+TEST_CASE("axis info through a loop: offsets advancing by BLOCK keep 128-bit loads of f16") {
+  dump_dir d;
+  auto dev = tile::device::get("null");
+  auto x = dev.alloc<tile::half>(4 * 4096);
+  auto o = dev.alloc<float>(4);
+  row_sum[{4}](x, o, 4096, "BLOCK"_c = 1024, "num_warps"_c = 4);
+  const std::string ptx = d.read("row_sum", "ptx");
+  INFO(d.read("row_sum", "layouts"));
+  CHECK(count(ptx, "ld.global.v4.b32") >= 1);  // 8 halves per thread in one access
+  CHECK(count(ptx, "ld.global.u16") + count(ptx, "ld.global.b16") == 0);
+}
+
+TEST_CASE("a tile too large for the threads' registers is an error naming the op, not a minutes-long compile") {
+  auto dev = tile::device::get("null");
+  auto x = dev.alloc<float>(1 << 18), o = dev.alloc<float>(1 << 18);
+  try {
+    huge[{1}](x, o);
+    FAIL("no error");
+  } catch (const tile::error& e) {
+    const std::string m = e.what();
+    CHECK(m.find("registers per thread") != std::string::npos);
+    CHECK(m.find("huge") != std::string::npos);
+    CHECK(m.find("test_gpu_codegen.cpp") != std::string::npos);
+  }
+}
 
 TEST_CASE("vector add: 128-bit loads and stores when n is a multiple of 16, predicated on the mask") {
   dump_dir d;

@@ -90,6 +90,13 @@ std::vector<DV> GpuLowering::lower_region(const ir::Block& region, const std::ve
 
 void GpuLowering::lower_op(const ir::Op& op) {
   const auto rt = [&]() -> const ir::Type& { return op.result()->type; };
+  // every register of a tile is an LLVM value: past a few hundred per thread, LLVM and ptxas
+  // take minutes and the kernel spills anyway — a clear error instead
+  for (const auto& r : op.results)
+    if (!r->type.shape.empty() && plan.of.count(r.get()) && plan.at(r.get()).num_regs() > kMaxRegsPerThread)
+      unsupported(op, "a tile of " + std::to_string(r->type.numel()) + " elements is " + std::to_string(plan.at(r.get()).num_regs()) +
+                          " registers per thread with num_warps = " + std::to_string(plan.num_warps) + ", over the GPU backend's " +
+                          std::to_string(kMaxRegsPerThread) + "; use more warps or smaller tiles");
   switch (op.kind) {
     case OpKind::constant: {
       const ir::Type& t = rt();

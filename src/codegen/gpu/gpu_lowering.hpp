@@ -43,6 +43,8 @@ struct DV {
 
 class GpuLowering {
  public:
+  /// The most elements of one tile a thread may hold (see lower_op).
+  static constexpr int kMaxRegsPerThread = 1024;
   GpuLowering(llvm::LLVMContext& ctx, const GpuTargetHooks& target, const layout::LayoutPlan& plan,
               const analysis::AxisAnalysis& axis);
   std::unique_ptr<llvm::Module> run(const ir::Function& f, const std::string& symbol);
