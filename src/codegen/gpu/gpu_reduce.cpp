@@ -149,7 +149,26 @@ void GpuLowering::lower_scan(const ir::Op& op) {
   std::vector<int> order{ax};
   for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d)
     if (d != ax) order.push_back(d);
-  const LinearLayout T = layout::default_blocked(shape, plan.num_warps, static_cast<int>(shape[uax]), order);
+  // (blocked, not default_blocked: that one caps the elements per thread to spread a tile)
+  const std::size_t R = shape.size();
+  std::vector<int> spt(R, 1), tpw(R, 1), wpc(R, 1);
+  spt[uax] = static_cast<int>(shape[uax]);
+  int lanes = 32, warps = plan.num_warps;
+  for (int d : order) {
+    if (d == ax) continue;
+    const auto ud = static_cast<std::size_t>(d);
+    tpw[ud] = static_cast<int>(std::min<std::int64_t>(lanes, shape[ud]));
+    lanes /= tpw[ud];
+  }
+  for (int d : order) {
+    if (d == ax) continue;
+    const auto ud = static_cast<std::size_t>(d);
+    wpc[ud] = static_cast<int>(std::min<std::int64_t>(warps, shape[ud] / tpw[ud] > 0 ? shape[ud] / tpw[ud] : 1));
+    warps /= wpc[ud];
+  }
+  tpw[uax] *= lanes;  // the rest hold copies (their bases wrap to 0)
+  wpc[uax] *= warps;
+  const LinearLayout T = layout::blocked(shape, spt, tpw, wpc, order);
   std::vector<DV> in;
   std::vector<ir::Type> types;
   for (unsigned k = 0; k < n; ++k) {
@@ -166,6 +185,8 @@ void GpuLowering::lower_scan(const ir::Op& op) {
   }
   std::vector<DV> out = in;
   for (auto& [key, regs] : rows) {
+    if (static_cast<std::int64_t>(regs.size()) != shape[uax])
+      throw tile::error("codegen (gpu): internal error: scan's layout does not hold whole rows in one thread");
     std::sort(regs.begin(), regs.end());
     if (reverse) std::reverse(regs.begin(), regs.end());
     std::vector<llvm::Value*> cur;
