@@ -23,5 +23,8 @@ struct compile_stats {
   std::uint64_t disk_hits = 0;    // served from the disk cache
 };
 compile_stats stats();
+/// Counts into stats() (the other compiled backends' pipelines: compile_nvptx.cpp).
+enum class stat : std::uint8_t { compiled, memory_hit, disk_hit };
+void count(stat s);
 
 }  // namespace tile::jit

@@ -103,6 +103,16 @@ compile_stats stats() {
   return c.stats;
 }
 
+void count(stat s) {
+  caches& c = the_caches();
+  std::lock_guard l(c.mu);
+  switch (s) {
+    case stat::compiled: ++c.stats.compiled; break;
+    case stat::memory_hit: ++c.stats.memory_hits; break;
+    case stat::disk_hit: ++c.stats.disk_hits; break;
+  }
+}
+
 std::unique_ptr<drivers::module> compile_cpu(std::shared_ptr<const ir::Function> fn) {
   const bool time = env::enabled("TILE_TIME_PASSES");
   const bool dumping = !dump_dir().empty();

@@ -15,6 +15,7 @@
 #include "analysis/axis_info.hpp"
 #include "codegen/gpu/gpu_lowering.hpp"
 #include "drivers/cuda/cuda_driver.hpp"
+#include "jit/compile.hpp"
 #include "jit/compile_nvptx.hpp"
 #include "jit/disk_cache.hpp"
 #include "jit/dump.hpp"
@@ -154,7 +155,10 @@ std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targ
     {
       std::lock_guard l(c.mu);
       auto it = c.ptx.find(digest);
-      if (it != c.ptx.end()) return it->second;
+      if (it != c.ptx.end()) {
+        count(stat::memory_hit);
+        return it->second;
+      }
     }
     if (auto hit = disk()->load(key, "ptx")) {
       auto k = std::make_shared<ptx_kernel>();
@@ -165,11 +169,13 @@ std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targ
         k->digest = digest;
         std::lock_guard l(c.mu);
         c.ptx.emplace(digest, k);
+        count(stat::disk_hit);
         return k;
       }
     }
   }
   auto k = lower(fn, a, digest, dumping, timer);
+  count(stat::compiled);
   if (use_cache) {
     disk()->store(key, pack(*k), "ptx");
     std::lock_guard l(c.mu);
@@ -199,6 +205,7 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
         src.fmt = drivers::cuda_module_source::format::cubin;
         src.image = hit->substr(nl + 1);
         src.shared_bytes = meta.shared_bytes;
+        count(stat::disk_hit);
         return drv.load_module(src);
       }
     }
