@@ -35,6 +35,18 @@ AxisInfo uniform(const ir::Type& t, std::int64_t div) {
   return i;
 }
 
+/// The divisibility of every element along axis d (divisibility describes the first element of
+/// each contiguous run: inside a run of more than one, the others are not multiples of it).
+std::int64_t elem_div(const AxisInfo& i, std::size_t d) { return i.contiguity[d] > 1 ? 1 : i.divisibility[d]; }
+
+/// The divisibility of every element of the value.
+std::int64_t every_div(const AxisInfo& i) {
+  if (i.contiguity.empty()) return i.scalar_div;
+  std::int64_t v = kMaxDiv;
+  for (std::size_t d = 0; d < i.contiguity.size(); ++d) v = std::min(v, elem_div(i, d));
+  return v;
+}
+
 }  // namespace
 
 std::string AxisInfo::str() const {
@@ -108,9 +120,10 @@ void AxisAnalysis::op(const ir::Op& o) {
     case OpKind::expand_dims: {
       AxisInfo i = in(0);
       const auto ax = static_cast<std::size_t>(o.attrs.ints.at(0));
+      const std::int64_t every = every_div(i);  // along the new axis each element starts a run
       if (i.contiguity.empty()) i = filled(o.operand(0)->type, 1, i.scalar_div, 1);
       i.contiguity.insert(i.contiguity.begin() + static_cast<std::ptrdiff_t>(ax), 1);
-      i.divisibility.insert(i.divisibility.begin() + static_cast<std::ptrdiff_t>(ax), kMaxDiv);
+      i.divisibility.insert(i.divisibility.begin() + static_cast<std::ptrdiff_t>(ax), every);
       i.constancy.insert(i.constancy.begin() + static_cast<std::ptrdiff_t>(ax), 1);
       set(o.result(), i);
       return;
@@ -126,7 +139,7 @@ void AxisAnalysis::op(const ir::Op& o) {
       bool same = sd.size() == rd.size();
       for (std::size_t k = 0; same && k < sd.size(); ++k) same = src[sd[k]] == rt->shape[rd[k]];
       const AxisInfo& a = in(0);
-      AxisInfo i = filled(*rt, 1, kMaxDiv, 1);
+      AxisInfo i = filled(*rt, 1, every_div(a), 1);  // inserted extent-1 axes: every element
       if (!same || a.contiguity.empty()) {
         set(o.result(), a.contiguity.empty() ? uniform(*rt, a.scalar_div) : unknown_info(*rt));
         return;
@@ -179,7 +192,12 @@ void AxisAnalysis::op(const ir::Op& o) {
       for (std::size_t d = 0; d < R; ++d) {
         i.contiguity[d] = std::min(a.contiguity[d], b.constancy[d]);
         if (o.kind != OpKind::sub) i.contiguity[d] = std::max(i.contiguity[d], std::min(b.contiguity[d], a.constancy[d]));
-        i.divisibility[d] = std::min(a.divisibility[d], mul_div(b.divisibility[d], scale));
+        // runs of the result start where the contiguous operand's do; without runs, every
+        // element counts (n - arange: n's divisibility holds for no element but the first)
+        if (i.contiguity[d] > 1)
+          i.divisibility[d] = std::min(a.divisibility[d], mul_div(b.divisibility[d], scale));
+        else
+          i.divisibility[d] = std::min(elem_div(a, d), mul_div(elem_div(b, d), scale));
         i.constancy[d] = std::min(a.constancy[d], b.constancy[d]);
       }
       set(o.result(), i);
@@ -196,7 +214,8 @@ void AxisAnalysis::op(const ir::Op& o) {
       }
       AxisInfo i = filled(*rt, 1, 1, 1);
       for (std::size_t d = 0; d < R; ++d) {
-        i.divisibility[d] = o.kind == OpKind::mul ? mul_div(a.divisibility[d], b.divisibility[d]) : a.divisibility[d];
+        // every element of the product: inside a run of an operand only 1 is known
+        i.divisibility[d] = o.kind == OpKind::mul ? mul_div(elem_div(a, d), elem_div(b, d)) : elem_div(a, d);
         i.constancy[d] = std::min(a.constancy[d], b.constancy[d]);
       }
       set(o.result(), i);
@@ -208,13 +227,13 @@ void AxisAnalysis::op(const ir::Op& o) {
       const auto pred = static_cast<ir::CmpPred>(o.attrs.ints.at(0));
       for (std::size_t d = 0; d < R; ++d) {
         std::int64_t c = std::min(a.constancy[d], b.constancy[d]);
-        // a contiguous run [k*m, k*m + m) against a uniform multiple of m: the comparison is
-        // constant over the run (lt, le, gt, ge and their mirror images)
-        const bool ordered = pred == ir::CmpPred::lt || pred == ir::CmpPred::ge || pred == ir::CmpPred::le || pred == ir::CmpPred::gt;
-        if (ordered) {
+        // a contiguous run [k*m, k*m + m) against a uniform multiple of m: `run < b` and
+        // `run >= b` are constant over the run (as are `a > run` and `a <= run`); `<=`/`>` of
+        // the run itself are not (the run's first element may equal b)
+        if (pred == ir::CmpPred::lt || pred == ir::CmpPred::ge)
           c = std::max(c, std::min({a.contiguity[d], a.divisibility[d], b.divisibility[d], b.constancy[d]}));
+        if (pred == ir::CmpPred::gt || pred == ir::CmpPred::le)
           c = std::max(c, std::min({b.contiguity[d], b.divisibility[d], a.divisibility[d], a.constancy[d]}));
-        }
         i.constancy[d] = c;
       }
       set(o.result(), i);

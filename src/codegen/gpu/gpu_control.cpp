@@ -85,6 +85,8 @@ void GpuLowering::lower_control(const ir::Op& op) {
       Carried c = make_phis(init, cur);
       add_incoming(c, init, pre);
       smem_dirty_ = true;
+      const bool body_writes = writes_global(*op.region(0));
+      if (body_writes) global_dirty_ = true;  // the previous iteration's stores
       std::vector<DV> args{scalar_dv(iv, it)};
       args.insert(args.end(), cur.begin(), cur.end());
       std::vector<DV> y = fit(lower_region(*op.region(0), args));
@@ -103,6 +105,7 @@ void GpuLowering::lower_control(const ir::Op& op) {
       add_incoming(r, init, pre);
       add_incoming(r, y, latch);
       smem_dirty_ = true;
+      if (body_writes) global_dirty_ = true;
       for (std::size_t k = 0; k < res.size(); ++k) {
         res[k].type = op.result(static_cast<unsigned>(k))->type;
         set(op.result(static_cast<unsigned>(k)), res[k]);
@@ -123,6 +126,8 @@ void GpuLowering::lower_control(const ir::Op& op) {
       Carried c = make_phis(init, cur);
       add_incoming(c, init, pre);
       smem_dirty_ = true;
+      const bool loop_writes = writes_global(*op.region(0)) || writes_global(*op.region(1));
+      if (loop_writes) global_dirty_ = true;
       std::vector<DV> cv = lower_region(*op.region(0), cur);
       B.CreateCondBr(cv.at(0).regs.at(0), body, exit);
       B.SetInsertPoint(body);
@@ -131,6 +136,7 @@ void GpuLowering::lower_control(const ir::Op& op) {
       B.CreateBr(cond);
       B.SetInsertPoint(exit);
       smem_dirty_ = true;
+      if (loop_writes) global_dirty_ = true;
       for (std::size_t k = 0; k < cur.size(); ++k) {
         cur[k].type = op.result(static_cast<unsigned>(k))->type;
         set(op.result(static_cast<unsigned>(k)), cur[k]);
@@ -143,12 +149,13 @@ void GpuLowering::lower_control(const ir::Op& op) {
       auto* else_bb = llvm::BasicBlock::Create(ctx, "if.else", S.fn);
       auto* merge = llvm::BasicBlock::Create(ctx, "if.end", S.fn);
       B.CreateCondBr(cnd, then_bb, else_bb);
-      const bool dirty = smem_dirty_;
+      const bool dirty = smem_dirty_, gdirty = global_dirty_;
       B.SetInsertPoint(then_bb);
       std::vector<DV> tv = fit(lower_region(*op.region(0), {}));
       llvm::BasicBlock* tend = B.GetInsertBlock();
       B.CreateBr(merge);
       smem_dirty_ = dirty;
+      global_dirty_ = gdirty;
       B.SetInsertPoint(else_bb);
       std::vector<DV> ev;
       if (op.regions.size() > 1) ev = fit(lower_region(*op.region(1), {}));
@@ -156,6 +163,8 @@ void GpuLowering::lower_control(const ir::Op& op) {
       B.CreateBr(merge);
       B.SetInsertPoint(merge);
       smem_dirty_ = true;
+      global_dirty_ = gdirty;  // whichever branch ran: as before it, or written in it
+      for (const auto& r : op.regions) global_dirty_ |= writes_global(*r);
       for (std::size_t k = 0; k < op.results.size(); ++k) {
         DV d{lay(k), {}, op.result(static_cast<unsigned>(k))->type};
         for (std::size_t r = 0; r < tv.at(k).regs.size(); ++r) {

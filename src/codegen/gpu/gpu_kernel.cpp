@@ -61,6 +61,7 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
   }
   smem_bytes_ = 0;
   smem_dirty_ = false;
+  global_dirty_ = false;
   lower_block(f.body);
   llvm::IRBuilder<> eb(S.entry);
   eb.CreateBr(body);

@@ -7,7 +7,8 @@
 //   shape ops         a renumbering of registers (the layouts were chosen for it);
 //   layout changes    in registers when the threads keep their elements, else through shared
 //                     memory (padded rows), between barriers (gpu_convert.cpp);
-//   loads/stores      per run of registers: 128-bit vector accesses where axis info shows
+//   loads/stores      (a barrier orders a program's global stores before its later loads)
+//                     per run of registers: 128-bit vector accesses where axis info shows
 //                     contiguity, alignment and a mask constant over the run, predicated
 //                     otherwise; replicated threads do not write (gpu_memory.cpp);
 //   reduce            in the thread, across lanes with butterfly shuffles, across warps through
@@ -90,6 +91,18 @@ class GpuLowering {
   void barrier_before_write();
   void barrier();
   void note_smem_read() { smem_dirty_ = true; }
+  /// Global memory: a load or atomic after a store or atomic of the same program waits at a
+  /// barrier (the interpreter's whole-tile order: another thread of the CTA may have written the
+  /// element — replicated layouts, different layouts of one buffer). Control flow counts a
+  /// region that writes as a write at its entry and exit.
+  void note_global_write() { global_dirty_ = true; }
+  void barrier_before_global_read() {
+    if (global_dirty_) {
+      barrier();
+      global_dirty_ = false;
+    }
+  }
+  static bool writes_global(const ir::Block& b);
 
   // ---- ops ----
   void lower_block(const ir::Block& blk);
@@ -115,6 +128,7 @@ class GpuLowering {
   std::unordered_map<const ir::Value*, DV> values_;
   std::uint64_t smem_bytes_ = 0;
   bool smem_dirty_ = false;
+  bool global_dirty_ = false;
 };
 
 }  // namespace tile::codegen::gpu

@@ -37,6 +37,14 @@ std::pair<int, int> register_run(const layout::LinearLayout& l) {
 
 }  // namespace
 
+bool GpuLowering::writes_global(const ir::Block& blk) {
+  bool w = false;
+  ir::walk(const_cast<ir::Block&>(blk), [&](const ir::Op& o) {
+    w |= o.kind == OpKind::store || o.kind == OpKind::atomic_rmw || o.kind == OpKind::atomic_cas;
+  });
+  return w;
+}
+
 void GpuLowering::lower_memory(const ir::Op& op) {
   auto& B = b();
   const ir::Type& pt = op.operand(0)->type;
@@ -70,6 +78,8 @@ void GpuLowering::lower_memory(const ir::Op& op) {
   // words of a run: n x i32 when the run is 32 bits or more
   auto words = [&](int w) -> int { return static_cast<int>(w * es * 8 >= 32 ? w * es / 4 : 0); };
 
+  if (op.kind == OpKind::load || op.kind == OpKind::atomic_rmw || op.kind == OpKind::atomic_cas) barrier_before_global_read();
+  if (op.kind != OpKind::load) note_global_write();
   switch (op.kind) {
     case OpKind::load: {
       const bool has_mask = op.attrs.ints.at(0) != 0, has_other = op.attrs.ints.at(1) != 0;

@@ -169,6 +169,9 @@ void GpuLowering::lower_scan(const ir::Op& op) {
   tpw[uax] *= lanes;  // the rest hold copies (their bases wrap to 0)
   wpc[uax] *= warps;
   const LinearLayout T = layout::blocked(shape, spt, tpw, wpc, order);
+  if (T.num_regs() > kMaxRegsPerThread)
+    unsupported(op, "a scan along an axis of " + std::to_string(shape[uax]) + " elements holds each row in one thread (" +
+                        std::to_string(T.num_regs()) + " registers), over the GPU backend's " + std::to_string(kMaxRegsPerThread));
   std::vector<DV> in;
   std::vector<ir::Type> types;
   for (unsigned k = 0; k < n; ++k) {

@@ -221,7 +221,8 @@ llvm::Value* NvptxTarget::math_fn(codegen::Lowering& L, int kind, llvm::Value* x
       llvm::Value* err = b.CreateFAdd(fma(x, C(1.4426950216293335), b.CreateFNeg(y)), b.CreateFMul(x, C(1.9259629911783447e-08)));
       err = b.CreateSelect(finite(y), err, C(0.0));
       llvm::Value* r = ex2(y);
-      return fma(r, b.CreateFMul(err, C(0.6931471805599453)), r);
+      // (an infinite or zero 2^y stays as it is: inf·err would be NaN)
+      return b.CreateSelect(finite(r), fma(r, b.CreateFMul(err, C(0.6931471805599453)), r), r);
     }
     case OpKind::log2:
     case OpKind::log: {
