@@ -105,7 +105,34 @@ auto scans = tile::kernel("scans", [](tl::ptr<float> x, tl::ptr<float> o) {
   tl::store(o + j(_, newaxis) * 32 + c(newaxis, _), tl::cumsum(tl::load(p), 0) + tl::cumsum(tl::load(p), 1));
 });
 
+auto copy_le = tile::kernel("copy_le", [](tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs <= n;  // [k*16, k*16 + 16) <= 16*m is not constant over the run
+  tl::store(out + offs, tl::load(x + offs, mask), mask);
+});
+
+auto strided = tile::kernel("strided", [](tl::ptr<float> x, tl::ptr<float> out, tl::i32 stride) {
+  using tl::_;
+  using tl::newaxis;
+  auto r = tl::arange(0, 16);
+  auto c = tl::arange(0, 32);
+  auto v = tl::load(x + r(_, newaxis) * stride + c(newaxis, _));
+  tl::store(out + r(_, newaxis) * 32 + c(newaxis, _), v);
+});
+
 }  // namespace
+
+TEST_CASE("axis info claims nothing it cannot prove: `offs <= n` masks and unaligned row strides stay scalar") {
+  dump_dir d;
+  auto dev = tile::device::get("null");
+  auto x = dev.alloc<float>(4096 + 1024), o = dev.alloc<float>(4096 + 1024);
+  copy_le[{5}](x, o, 4096, "BLOCK"_c = 1024);
+  CHECK(count(d.read("copy_le", "ptx"), ".v4.") == 0);
+  strided[{1}](x, o, 33);  // rows 33 floats apart: row 1 starts at byte 132, not 16-aligned
+  const std::string ptx = d.read("strided", "ptx");
+  CHECK(count(ptx, "ld.global.v4") == 0);
+  CHECK(count(ptx, "st.global.v4") >= 1);  // the output rows are 32 floats apart
+}
 
 TEST_CASE("scans: each thread holds whole rows along the scanned axis (1-D and both axes of 2-D)") {
   dump_dir d;
