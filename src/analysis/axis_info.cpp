@@ -61,7 +61,7 @@ std::string AxisInfo::str() const {
 
 AxisInfo unknown_info(const ir::Type& t) { return filled(t, 1, 1, 1); }
 
-AxisAnalysis::AxisAnalysis(const ir::Function& f) : fn_(f) {
+AxisAnalysis::AxisAnalysis(const ir::Function& f) {
   for (std::size_t i = 0; i < f.body.args.size(); ++i) {
     const ir::Value* a = f.body.arg(static_cast<unsigned>(i));
     AxisInfo info = unknown_info(a->type);

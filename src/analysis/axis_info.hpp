@@ -39,7 +39,6 @@ class AxisAnalysis {
   void op(const ir::Op& o);
   void set(const ir::Value* v, AxisInfo i) { info_[v] = std::move(i); }
   mutable std::unordered_map<const ir::Value*, AxisInfo> info_;  // unknown values added on first query
-  const ir::Function& fn_;
 };
 
 /// The weakest facts about a value of type t.

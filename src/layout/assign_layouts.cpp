@@ -165,8 +165,9 @@ LinearLayout coalesced(const ir::Value* ptr, const analysis::AxisAnalysis& ai, i
   std::vector<int> order;
   for (int d = R - 1; d >= 0; --d) order.push_back(d);
   // most contiguous axis first (ties: the later axis, row-major)
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return info.contiguity[static_cast<std::size_t>(a)] > info.contiguity[static_cast<std::size_t>(b)];
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    const auto ca = info.contiguity[static_cast<std::size_t>(a)], cb = info.contiguity[static_cast<std::size_t>(b)];
+    return ca != cb ? ca > cb : a > b;
   });
   const int eb = std::max(1, static_cast<int>(size_of(t.elem)));
   const std::int64_t contig = info.contiguity[static_cast<std::size_t>(order[0])];
