@@ -22,37 +22,18 @@
 #include <sstream>
 
 #include "bench.hpp"
-#include "jit/compile.hpp"  // tile::jit::stats() (internal)
+#include "jit/compile.hpp"
+#include "kernels.hpp"  // tile::jit::stats() (internal)
 
 using namespace tile::literals;
 using tile::half;
 
 // ---- the sample kernels; each make_* call returns a fresh object (nothing traced yet) -------
-auto make_warmup() {  // the unrelated warm-up kernel
-  return tile::kernel("warmup", [](tl::ptr<float> out, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
-    auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
-    tl::store(out + offs, tl::cast<float>(offs), offs < n);
-  });
-}
-auto make_add() {
-  return tile::kernel("add", [](tl::ptr<float> x, tl::ptr<float> y, tl::ptr<float> out, tl::i32 n,
-                                tl::constexpr_<"BLOCK"> BLOCK) {
-    auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
-    auto mask = offs < n;
-    tl::store(out + offs, tl::load(x + offs, mask) + tl::load(y + offs, mask), mask);
-  });
-}
-auto make_softmax() {
-  return tile::kernel("softmax", [](tl::ptr<float> out, tl::ptr<float> in, tl::i32 stride, tl::i32 n_cols,
-                                    tl::constexpr_<"BLOCK"> BLOCK) {
-    auto row = tl::program_id(0);
-    auto cols = tl::arange(0, BLOCK);
-    auto mask = cols < n_cols;
-    auto x = tl::load(in + row * stride + cols, mask, -tl::inf<float>());
-    auto num = tl::exp(x - tl::max(x, 0));
-    tl::store(out + row * stride + cols, num / tl::sum(num, 0), mask);
-  });
-}
+// (warm-up, vector add, softmax, layer norm: kernels.hpp)
+using bench::make_add;
+using bench::make_layer_norm;
+using bench::make_softmax;
+using bench::make_warmup;
 auto make_matmul() {  // f16 in and out, f32 accumulation, leaky ReLU epilogue
   return tile::kernel("matmul", [](tl::ptr<half> a, tl::ptr<half> b, tl::ptr<half> c, tl::i32 M, tl::i32 N, tl::i32 K,
                                    tl::i32 stride_am, tl::i32 stride_ak, tl::i32 stride_bk, tl::i32 stride_bn,
@@ -96,38 +77,6 @@ auto make_dropout() {
     auto mask = offs < n;
     auto xv = tl::load(x + offs, mask);
     tl::store(out + offs, tl::where(tl::rand(seed, offs) > p, xv / (1.0f - p), 0.0f), mask);
-  });
-}
-auto make_layer_norm() {  // f16 data, f32 statistics
-  return tile::kernel("layer_norm", [](tl::ptr<half> X, tl::ptr<half> Y, tl::ptr<half> W, tl::ptr<half> B,
-                                       tl::ptr<float> Mean, tl::ptr<float> Rstd, tl::i32 stride, tl::i32 N, tl::f32 eps,
-                                       tl::constexpr_<"BLOCK"> BLOCK) {
-    auto row = tl::program_id(0);
-    auto x_row = X + row * stride;
-    auto y_row = Y + row * stride;
-    auto sum = tl::zeros<float>({BLOCK});
-    tl::for_range(0, N, BLOCK, [&](tl::tensor off) {
-      auto cols = off + tl::arange(0, BLOCK);
-      sum += tl::cast<float>(tl::load(x_row + cols, cols < N, 0.0f));
-    });
-    auto mean = tl::sum(sum, 0) / N;
-    auto sq = tl::zeros<float>({BLOCK});
-    tl::for_range(0, N, BLOCK, [&](tl::tensor off) {
-      auto cols = off + tl::arange(0, BLOCK);
-      auto d = tl::where(cols < N, tl::cast<float>(tl::load(x_row + cols, cols < N, 0.0f)) - mean, 0.0f);
-      sq += d * d;
-    });
-    auto rstd = 1.0f / tl::sqrt(tl::sum(sq, 0) / N + eps);
-    tl::store(Mean + row, mean);
-    tl::store(Rstd + row, rstd);
-    tl::for_range(0, N, BLOCK, [&](tl::tensor off) {
-      auto cols = off + tl::arange(0, BLOCK);
-      auto mask = cols < N;
-      auto w = tl::cast<float>(tl::load(W + cols, mask));
-      auto b = tl::cast<float>(tl::load(B + cols, mask));
-      auto x = tl::cast<float>(tl::load(x_row + cols, mask, 0.0f));
-      tl::store(y_row + cols, tl::cast<tl::f16>((x - mean) * rstd * w + b), mask);
-    });
   });
 }
 tl::tensor silu(const tl::tensor& x) {  // sample 06's device function

@@ -13,30 +13,11 @@
 #include <limits>
 
 #include "bench.hpp"
+#include "kernels.hpp"
 
 using namespace tile::literals;
 
-auto softmax = tile::kernel("softmax", [](tl::ptr<float> out, tl::ptr<float> in, tl::i32 stride, tl::i32 n_cols,
-                                          tl::constexpr_<"BLOCK"> BLOCK) {
-  auto row = tl::program_id(0);
-  auto cols = tl::arange(0, BLOCK);
-  auto mask = cols < n_cols;
-  auto x = tl::load(in + row * stride + cols, mask, -tl::inf<float>());
-  auto num = tl::exp(x - tl::max(x, 0));
-  tl::store(out + row * stride + cols, num / tl::sum(num, 0), mask);
-});
-
-// The plain C++ reference for rows [r0, r1), compiled with -O3 -march=native.
-static void softmax_rows(const float* x, float* y, std::size_t n, std::size_t r0, std::size_t r1) {
-  for (std::size_t r = r0; r < r1; ++r) {
-    const float* in = x + r * n;
-    float* out = y + r * n;
-    float m = -std::numeric_limits<float>::infinity(), s = 0;
-    for (std::size_t c = 0; c < n; ++c) m = std::max(m, in[c]);
-    for (std::size_t c = 0; c < n; ++c) s += out[c] = std::exp(in[c] - m);
-    for (std::size_t c = 0; c < n; ++c) out[c] = out[c] / s;
-  }
-}
+auto softmax = bench::make_softmax();
 
 int main() {
   auto dev = bench::cpu_device();
@@ -56,7 +37,7 @@ int main() {
     const std::int64_t block = std::bit_ceil(static_cast<unsigned>(xv));
     auto run_tile = [&] { softmax[{M}](y, x, n, n, "BLOCK"_c = block); };
     auto run_nt = [&] {
-      threads.parallel_for(M, [&](std::size_t r0, std::size_t r1) { softmax_rows(hx.data(), got.data(), n, r0, r1); });
+      threads.parallel_for(M, [&](std::size_t r0, std::size_t r1) { bench::softmax_rows(hx.data(), got.data(), n, r0, r1); });
     };
     if (int(xv) != n) {  // a new N: set up, and check tile and the NT run against the reference
       n = int(xv);
@@ -64,7 +45,7 @@ int main() {
       hx = bench::random_floats(size, 7, -4.f, 4.f);
       x = bench::upload(*dev, hx), y = dev->alloc<float>(size);
       want.assign(size, 0.f), got.assign(size, 0.f);
-      softmax_rows(hx.data(), want.data(), n, 0, M);
+      bench::softmax_rows(hx.data(), want.data(), n, 0, M);
       run_tile();
       bench::check("tile softmax N=" + std::to_string(n), bench::max_abs_error(bench::download(y), want), 1e-6);
       run_nt();
@@ -72,7 +53,7 @@ int main() {
     }
     if (provider == "tile") return gbps(bench::median_ms(run_tile, timer.get()));
     if (provider == "c++ -O3 1T")
-      return gbps(bench::median_ms([&] { softmax_rows(hx.data(), got.data(), n, 0, M); }));
+      return gbps(bench::median_ms([&] { bench::softmax_rows(hx.data(), got.data(), n, 0, M); }));
     return gbps(bench::median_ms(run_nt));
   });
   std::printf("M = %d rows; %s\n", M, bench::threads_note(threads).c_str());

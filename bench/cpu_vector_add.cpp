@@ -11,17 +11,11 @@
 #include <map>
 
 #include "bench.hpp"
+#include "kernels.hpp"
 
 using namespace tile::literals;
 
-auto add = tile::kernel("add", [](tl::ptr<float> x, tl::ptr<float> y, tl::ptr<float> out, tl::i32 n,
-                                  tl::constexpr_<"BLOCK"> BLOCK) {
-  auto pid = tl::program_id(0);
-  auto offs = pid * BLOCK + tl::arange(0, BLOCK);
-  auto mask = offs < n;
-  auto sum = tl::load(x + offs, mask) + tl::load(y + offs, mask);
-  tl::store(out + offs, sum, mask);
-});
+auto add = bench::make_add();
 
 // The plain C++ reference, compiled here with -O3 -march=native (bench/meson.build).
 static void add_loop(const float* x, const float* y, float* out, std::size_t lo, std::size_t hi) {

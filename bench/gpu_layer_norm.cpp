@@ -16,44 +16,12 @@
 #include <cstdio>
 
 #include "gpu.hpp"
+#include "kernels.hpp"
 
 using namespace tile::literals;
 using tile::half;
 
-auto layer_norm = tile::kernel("layer_norm", [](tl::ptr<half> X, tl::ptr<half> Y, tl::ptr<half> W, tl::ptr<half> B,
-                                                tl::ptr<float> Mean, tl::ptr<float> Rstd, tl::i32 stride, tl::i32 N,
-                                                tl::f32 eps, tl::constexpr_<"BLOCK"> BLOCK) {
-  auto row = tl::program_id(0);
-  auto x_row = X + row * stride;
-  auto y_row = Y + row * stride;
-
-  auto sum = tl::zeros<float>({BLOCK});
-  tl::for_range(0, N, BLOCK, [&](tl::tensor off) {
-    auto cols = off + tl::arange(0, BLOCK);
-    sum += tl::cast<float>(tl::load(x_row + cols, cols < N, 0.0f));
-  });
-  auto mean = tl::sum(sum, 0) / N;
-
-  auto sq = tl::zeros<float>({BLOCK});
-  tl::for_range(0, N, BLOCK, [&](tl::tensor off) {
-    auto cols = off + tl::arange(0, BLOCK);
-    auto x = tl::cast<float>(tl::load(x_row + cols, cols < N, 0.0f));
-    auto d = tl::where(cols < N, x - mean, 0.0f);
-    sq += d * d;
-  });
-  auto rstd = 1.0f / tl::sqrt(tl::sum(sq, 0) / N + eps);
-  tl::store(Mean + row, mean);
-  tl::store(Rstd + row, rstd);
-
-  tl::for_range(0, N, BLOCK, [&](tl::tensor off) {
-    auto cols = off + tl::arange(0, BLOCK);
-    auto mask = cols < N;
-    auto w = tl::cast<float>(tl::load(W + cols, mask));
-    auto b = tl::cast<float>(tl::load(B + cols, mask));
-    auto x = tl::cast<float>(tl::load(x_row + cols, mask, 0.0f));
-    tl::store(y_row + cols, tl::cast<tl::f16>((x - mean) * rstd * w + b), mask);
-  });
-});
+auto layer_norm = bench::make_layer_norm();
 
 using halfs = std::vector<half>;
 

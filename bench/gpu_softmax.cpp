@@ -13,30 +13,11 @@
 #include <limits>
 
 #include "gpu.hpp"
+#include "kernels.hpp"
 
 using namespace tile::literals;
 
-auto softmax = tile::kernel("softmax", [](tl::ptr<float> out, tl::ptr<float> in, tl::i32 stride, tl::i32 n_cols,
-                                          tl::constexpr_<"BLOCK"> BLOCK) {
-  auto row = tl::program_id(0);
-  auto cols = tl::arange(0, BLOCK);
-  auto mask = cols < n_cols;
-  auto x = tl::load(in + row * stride + cols, mask, -tl::inf<float>());
-  auto num = tl::exp(x - tl::max(x, 0));
-  tl::store(out + row * stride + cols, num / tl::sum(num, 0), mask);
-});
-
-// The C++ reference for rows [r0, r1) (the check only: it is not timed).
-static void softmax_rows(const float* x, float* y, std::size_t n, std::size_t r0, std::size_t r1) {
-  for (std::size_t r = r0; r < r1; ++r) {
-    const float* in = x + r * n;
-    float* out = y + r * n;
-    float m = -std::numeric_limits<float>::infinity(), s = 0;
-    for (std::size_t c = 0; c < n; ++c) m = std::max(m, in[c]);
-    for (std::size_t c = 0; c < n; ++c) s += out[c] = std::exp(in[c] - m);
-    for (std::size_t c = 0; c < n; ++c) out[c] = out[c] / s;
-  }
-}
+auto softmax = bench::make_softmax();
 
 /// Triton's tutorial: num_warps 4, 8 from BLOCK 2048, 16 from 4096.
 static int warps_for(std::int64_t block) { return block >= 4096 ? 16 : block >= 2048 ? 8 : 4; }
@@ -68,7 +49,7 @@ int main() {
       const auto hx = bench::gpu::hash_floats(threads, size, 7, -4.f, 4.f);
       x = bench::upload(*dev, hx), y = dev->alloc<float>(size);
       bench::floats want(size);
-      threads.parallel_for(M, [&](std::size_t r0, std::size_t r1) { softmax_rows(hx.data(), want.data(), n, r0, r1); });
+      threads.parallel_for(M, [&](std::size_t r0, std::size_t r1) { bench::softmax_rows(hx.data(), want.data(), n, r0, r1); });
       run_tile();
       bench::check("tile softmax N=" + std::to_string(n), bench::max_abs_error(bench::download(y), want), 1e-5);
       copy.emplace(*dev, size * sizeof(float));

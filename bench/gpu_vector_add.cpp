@@ -13,16 +13,11 @@
 #include <cstdio>
 
 #include "gpu.hpp"
+#include "kernels.hpp"
 
 using namespace tile::literals;
 
-auto add = tile::kernel("add", [](tl::ptr<float> x, tl::ptr<float> y, tl::ptr<float> out, tl::i32 n,
-                                  tl::constexpr_<"BLOCK"> BLOCK) {
-  auto pid = tl::program_id(0);
-  auto offs = pid * BLOCK + tl::arange(0, BLOCK);
-  auto mask = offs < n;
-  tl::store(out + offs, tl::load(x + offs, mask) + tl::load(y + offs, mask), mask);
-});
+auto add = bench::make_add();
 
 int main() {
   auto dev = bench::gpu::cuda_device("gpu_vector_add");

@@ -1,0 +1,92 @@
+// bench/kernels.hpp — the kernels the benches time, one definition each (the samples' kernels, in
+// the shapes the benches use): every make_* call returns a fresh kernel object (nothing traced
+// yet), which the compile-time benches need for cold compiles; the others make one at start-up.
+// Also the plain C++ softmax the softmax benches check against (and, on the CPU, time).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+#include <tile/tile.hpp>
+
+namespace bench {
+
+using tile::half;
+
+inline auto make_warmup() {  // the unrelated warm-up kernel
+  return tile::kernel("warmup", [](tl::ptr<float> out, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
+    auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+    tl::store(out + offs, tl::cast<float>(offs), offs < n);
+  });
+}
+
+inline auto make_add() {
+  return tile::kernel("add", [](tl::ptr<float> x, tl::ptr<float> y, tl::ptr<float> out, tl::i32 n,
+                                tl::constexpr_<"BLOCK"> BLOCK) {
+    auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+    auto mask = offs < n;
+    tl::store(out + offs, tl::load(x + offs, mask) + tl::load(y + offs, mask), mask);
+  });
+}
+
+inline auto make_softmax() {
+  return tile::kernel("softmax", [](tl::ptr<float> out, tl::ptr<float> in, tl::i32 stride, tl::i32 n_cols,
+                                    tl::constexpr_<"BLOCK"> BLOCK) {
+    auto row = tl::program_id(0);
+    auto cols = tl::arange(0, BLOCK);
+    auto mask = cols < n_cols;
+    auto x = tl::load(in + row * stride + cols, mask, -tl::inf<float>());
+    auto num = tl::exp(x - tl::max(x, 0));
+    tl::store(out + row * stride + cols, num / tl::sum(num, 0), mask);
+  });
+}
+
+inline auto make_layer_norm() {  // f16 data, f32 statistics
+  return tile::kernel("layer_norm", [](tl::ptr<half> X, tl::ptr<half> Y, tl::ptr<half> W, tl::ptr<half> B,
+                                       tl::ptr<float> Mean, tl::ptr<float> Rstd, tl::i32 stride, tl::i32 N, tl::f32 eps,
+                                       tl::constexpr_<"BLOCK"> BLOCK) {
+    auto row = tl::program_id(0);
+    auto x_row = X + row * stride;
+    auto y_row = Y + row * stride;
+    auto sum = tl::zeros<float>({BLOCK});
+    tl::for_range(0, N, BLOCK, [&](tl::tensor off) {
+      auto cols = off + tl::arange(0, BLOCK);
+      sum += tl::cast<float>(tl::load(x_row + cols, cols < N, 0.0f));
+    });
+    auto mean = tl::sum(sum, 0) / N;
+    auto sq = tl::zeros<float>({BLOCK});
+    tl::for_range(0, N, BLOCK, [&](tl::tensor off) {
+      auto cols = off + tl::arange(0, BLOCK);
+      auto d = tl::where(cols < N, tl::cast<float>(tl::load(x_row + cols, cols < N, 0.0f)) - mean, 0.0f);
+      sq += d * d;
+    });
+    auto rstd = 1.0f / tl::sqrt(tl::sum(sq, 0) / N + eps);
+    tl::store(Mean + row, mean);
+    tl::store(Rstd + row, rstd);
+    tl::for_range(0, N, BLOCK, [&](tl::tensor off) {
+      auto cols = off + tl::arange(0, BLOCK);
+      auto mask = cols < N;
+      auto w = tl::cast<float>(tl::load(W + cols, mask));
+      auto b = tl::cast<float>(tl::load(B + cols, mask));
+      auto x = tl::cast<float>(tl::load(x_row + cols, mask, 0.0f));
+      tl::store(y_row + cols, tl::cast<tl::f16>((x - mean) * rstd * w + b), mask);
+    });
+  });
+}
+
+/// softmax of rows [r0, r1) of an n-column matrix in plain C++ (the benches' reference; compiled
+/// with each bench's flags, -O3 -march=native).
+inline void softmax_rows(const float* x, float* y, std::size_t n, std::size_t r0, std::size_t r1) {
+  for (std::size_t r = r0; r < r1; ++r) {
+    const float* in = x + r * n;
+    float* out = y + r * n;
+    float m = -std::numeric_limits<float>::infinity(), s = 0;
+    for (std::size_t c = 0; c < n; ++c) m = std::max(m, in[c]);
+    for (std::size_t c = 0; c < n; ++c) s += out[c] = std::exp(in[c] - m);
+    for (std::size_t c = 0; c < n; ++c) out[c] = out[c] / s;
+  }
+}
+
+}  // namespace bench
