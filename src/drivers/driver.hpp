@@ -59,6 +59,22 @@ class driver {
   virtual void fill(std::uint64_t dst, unsigned char value, std::size_t bytes) = 0;
   virtual void synchronize() = 0;
   virtual void launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) = 0;
+
+  /// For device::adopt: checks that [addr, addr + bytes) is memory this device's kernels may
+  /// access though the driver did not allocate it (an engine's own buffers); throws a
+  /// tile::error saying why not (a host pointer, another device's memory, past the end of its
+  /// allocation). Backends whose memory is their own (the interpreter) refuse every pointer.
+  virtual void check_foreign(std::uint64_t addr, std::size_t bytes) const {
+    (void)addr, (void)bytes;
+    throw tile::error("the " + name() + " backend can only use memory it allocated");
+  }
+  /// For device::set_native_stream: later launches and copies go to `native` (a CUstream for
+  /// CUDA, owned by the caller), null for the default stream. Backends without streams accept
+  /// only null.
+  virtual void set_native_stream(void* native) {
+    if (native) throw tile::error("the " + name() + " backend has no native streams");
+  }
+  virtual void* native_stream() const { return nullptr; }
 };
 
 }  // namespace tile::drivers

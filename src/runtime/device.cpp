@@ -104,7 +104,9 @@ std::string known_backends() {
 
 std::shared_ptr<detail::device_impl> open(std::string_view name, std::string& why) {
   static std::mutex mu;
-  static std::vector<std::pair<std::string, std::shared_ptr<detail::device_impl>>> opened;
+  // Never destroyed (as the CUDA API table is not): a device outlives every static object that
+  // may still hold its buffers at exit; the process's end releases what it holds.
+  static auto& opened = *new std::vector<std::pair<std::string, std::shared_ptr<detail::device_impl>>>;
   std::lock_guard lock(mu);
   // The null device is one per TILE_TARGET: a program (a test) may change the target.
   std::string key(name);
@@ -160,6 +162,14 @@ std::string device::backend() const { return impl_->backend(); }
 bool device::computes() const { return impl_->computes(); }
 void device::synchronize() const { impl_->driver().synchronize(); }
 void stream::synchronize() const { dev_->driver().synchronize(); }
+void device::set_native_stream(void* native, std::source_location where) const {
+  try {
+    impl_->driver().set_native_stream(native);
+  } catch (const tile::error& e) {
+    throw tile::error("set_native_stream on " + name() + ": " + e.message(), where);
+  }
+}
+void* device::native_stream() const { return impl_->driver().native_stream(); }
 
 namespace detail {
 std::unique_ptr<drivers::module> device_impl::compile(std::shared_ptr<const ir::Function> fn) const {
@@ -176,7 +186,17 @@ std::unique_ptr<drivers::module> device_impl::compile(std::shared_ptr<const ir::
 allocation::allocation(std::shared_ptr<device_impl> d, std::size_t n) : dev(std::move(d)), bytes(n) {
   addr = dev->driver().alloc(n);
 }
-allocation::~allocation() { dev->driver().free(addr); }
+allocation::allocation(std::shared_ptr<device_impl> d, std::uint64_t a, std::size_t n, std::source_location where)
+    : dev(std::move(d)), addr(a), bytes(n), owned(false) {
+  try {
+    dev->driver().check_foreign(a, n);
+  } catch (const tile::error& e) {
+    throw tile::error("device::adopt on " + dev->name() + ": " + e.message(), where);
+  }
+}
+allocation::~allocation() {
+  if (owned) dev->driver().free(addr);
+}
 
 void copy_to_device(const allocation& a, std::size_t offset, const void* src, std::size_t bytes) {
   a.dev->driver().copy_to_device(a.addr + offset, src, bytes);

@@ -59,6 +59,7 @@ struct state {
   std::vector<std::vector<unsigned char>> params;
   int launches = 0;
   int streams = 0, events = 0;
+  CUdeviceptr pinned_host = 0x7f0000000000;  // 4 KiB the fake calls page-locked host memory
 };
 state s;
 
@@ -196,6 +197,26 @@ CUresult cuLinkAddData_v2(CUlinkState, CUjitInputType, void*, std::size_t, const
 }
 CUresult cuLinkComplete(CUlinkState, void**, std::size_t*) { return CUDA_ERROR_NOT_SUPPORTED; }
 CUresult cuLinkDestroy(CUlinkState) { return CUDA_SUCCESS; }
+// the fake's allocations are device memory of device 0; anything else is unknown to the driver
+// (as a pageable host pointer is), except s.pinned_host: page-locked host memory
+CUresult cuPointerGetAttribute(void* data, CUpointer_attribute a, CUdeviceptr p) {
+  if (p >= s.pinned_host && p < s.pinned_host + 4096) {
+    if (a != CU_POINTER_ATTRIBUTE_MEMORY_TYPE) return CUDA_ERROR_INVALID_VALUE;
+    return *static_cast<unsigned*>(data) = CU_MEMORYTYPE_HOST, CUDA_SUCCESS;
+  }
+  for (auto& [base, v] : s.mem)
+    if (p >= base && p < base + v.size()) {
+      switch (a) {
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *static_cast<unsigned*>(data) = CU_MEMORYTYPE_DEVICE; break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *static_cast<int*>(data) = 0; break;
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *static_cast<CUdeviceptr*>(data) = base; break;
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *static_cast<std::size_t*>(data) = v.size(); break;
+        default: return CUDA_ERROR_INVALID_VALUE;
+      }
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_INVALID_VALUE;
+}
 CUresult cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
   if (!contains(s.loaded_image, ".entry " + std::string(name) + "(")) return CUDA_ERROR_NOT_FOUND;
   return *f = reinterpret_cast<CUfunction>(std::uintptr_t{0x40}), CUDA_SUCCESS;

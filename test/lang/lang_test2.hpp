@@ -27,6 +27,16 @@ inline tile::device dev() {
   return d;
 }
 
+/// Whether the device folds reductions in the interpreter's order (a sequential left fold along
+/// the axis): the interpreter and the CPU backend do; the GPU backends reduce within a thread,
+/// then across lanes and warps in a tree, so float sums and products there differ from the
+/// sequential fold by rounding, and a combine function that is not associative and commutative
+/// gives an order-dependent result (docs/LANGUAGE.md, "Reductions").
+inline bool ordered_folds() {
+  const std::string b = dev().backend();
+  return b == "interpreter" || b == "cpu";
+}
+
 /// A size_t index from an int (the tests index host vectors with ints).
 constexpr std::size_t ix(long long i) { return static_cast<std::size_t>(i); }
 
@@ -143,6 +153,45 @@ void check_same(const std::vector<A>& got, const std::vector<B>& want, const std
   } else {
     CHECK(bad == 0);
   }
+}
+
+/// The sum of `terms` as the device may compute it in any order: within (n - 1) · eps(T) · Σ|x|
+/// of the exact sum (the bound for every summation order with rounding to T after each addition,
+/// with a factor 2 to spare: eps is twice the unit roundoff). Integers must be exact. On the
+/// interpreter and the CPU (ordered folds) `got` must equal `sequential` bit for bit.
+template <class T>
+bool sum_matches(T got, T sequential, const std::vector<T>& terms) {
+  if (ordered_folds() || !is_fp<T>) return same(got, sequential);
+  double exact = 0, mag = 0;
+  for (T t : terms) exact += to_d(t), mag += std::fabs(to_d(t));
+  double eps = std::is_same_v<T, tile::half>       ? 0x1p-10
+               : std::is_same_v<T, tile::bfloat16> ? 0x1p-7
+               : std::is_same_v<T, float>          ? 0x1p-23
+                                                   : 0x1p-52;
+  const double tol = double(terms.size() > 1 ? terms.size() - 1 : 1) * eps * mag;
+  return std::fabs(to_d(got) - exact) <= tol;
+}
+
+/// For the sums at got[at + o] (o < seq.size()): where a sum is within sum_matches' bound of
+/// its terms, replace it by the sequential fold's value, so that a following check_same compares
+/// everything else in `got` exactly; a sum out of bounds is left as it is and fails there.
+template <class T>
+void accept_sums(std::vector<T>& got, std::size_t at, const std::vector<T>& seq,
+                 const std::vector<std::vector<T>>& terms) {
+  for (std::size_t o = 0; o < seq.size(); ++o)
+    if (at + o < got.size() && sum_matches(got[at + o], seq[o], terms[o])) got[at + o] = seq[o];
+}
+
+/// For the products at got[at + o]: as accept_sums, within 2 · (n - 1) · eps(T) of the
+/// sequential product, relatively (the bound for any order of n - 1 rounded multiplications).
+template <class T>
+void accept_products(std::vector<T>& got, std::size_t at, const std::vector<T>& seq, std::size_t n) {
+  if (ordered_folds() || !is_fp<T>) return;
+  const double eps = std::is_same_v<T, float> ? 0x1p-23 : std::is_same_v<T, double> ? 0x1p-52 : 0x1p-7;
+  for (std::size_t o = 0; o < seq.size(); ++o)
+    if (at + o < got.size() &&
+        std::fabs(to_d(got[at + o]) - to_d(seq[o])) <= 2.0 * double(n) * eps * std::fabs(to_d(seq[o])))
+      got[at + o] = seq[o];
 }
 
 /// Round an f32 to tf32 (10 mantissa bits, nearest even), as the interpreter does for dot.

@@ -28,7 +28,10 @@ struct allocation {
   std::shared_ptr<device_impl> dev;
   std::uint64_t addr = 0;
   std::size_t bytes = 0;
+  bool owned = true;  // false: memory the caller allocated (device::adopt), never freed here
   allocation(std::shared_ptr<device_impl> d, std::size_t n);
+  /// Memory allocated outside tile, checked by the backend's driver (device::adopt).
+  allocation(std::shared_ptr<device_impl> d, std::uint64_t addr, std::size_t n, std::source_location where);
   ~allocation();
   allocation(const allocation&) = delete;
   allocation& operator=(const allocation&) = delete;
@@ -95,6 +98,24 @@ class device {
   buffer<T> upload(const std::vector<T>& host) const {
     return upload(std::span<const T>(host));
   }
+
+  /// `n` elements of T at `device_address`, memory the caller allocated and keeps alive (an
+  /// engine's own buffers, cuMemAlloc or cudaMalloc memory, a torch tensor's data_ptr()), as a
+  /// buffer that kernels and copies use like any other; tile never frees it. The driver checks
+  /// the address first: a host pointer, another device's memory or a range past the end of its
+  /// allocation is a tile::error naming the caller's line. The interpreter refuses every
+  /// address (it checks accesses against the memory it allocated itself).
+  template <class T>
+  buffer<T> adopt(std::uint64_t device_address, std::size_t n,
+                  std::source_location where = std::source_location::current()) const {
+    return buffer<T>(std::make_shared<detail::allocation>(impl_, device_address, n * sizeof(T), where), n);
+  }
+  /// Sends this device's later launches and copies to `native`, a stream the caller created
+  /// and keeps alive (a CUstream, e.g. PyTorch's current stream); null goes back to the default
+  /// stream. Backends without streams accept only null.
+  void set_native_stream(void* native, std::source_location where = std::source_location::current()) const;
+  /// The stream set_native_stream gave (null: the default stream).
+  void* native_stream() const;
 
   const std::shared_ptr<detail::device_impl>& impl() const { return impl_; }
   bool operator==(const device& o) const { return impl_ == o.impl_; }

@@ -10,6 +10,8 @@
 // values reach the copies through shared memory).
 #include <llvm/IR/InlineAsm.h>
 
+#include <cstdio>
+
 #include "codegen/gpu/gpu_lowering.hpp"
 
 namespace tile::codegen::gpu {
@@ -96,7 +98,31 @@ void GpuLowering::lower_memory(const ir::Op& op) {
       const int nw = words(w);
       for (std::size_t r0 = 0; r0 < ptr.regs.size(); r0 += static_cast<std::size_t>(w)) {
         llvm::Value* addr = ptr.regs[r0];
+        // a run's mask is constant over it (run_width): its first element's predicate is the run's
         llvm::Value* m = mask ? mask->regs[r0] : nullptr;
+        // the run's `other` as the words a masked-off load leaves: known when it is one constant
+        // (the usual 0, -inf, …), so no select follows the load
+        std::vector<std::uint32_t> fill_words(static_cast<std::size_t>(nw), 0u);
+        bool folded_other = !other;
+        if (other && w > 1 && nw > 0) {
+          llvm::Value* c0 = other->regs[r0];
+          bool same = llvm::isa<llvm::Constant>(c0);
+          for (int i = 1; i < w && same; ++i) same = other->regs[r0 + static_cast<std::size_t>(i)] == c0;
+          if (same) {
+            llvm::Value* sv = S.to_storage(c0, vt);
+            llvm::Value* ev = llvm::PoisonValue::get(llvm::FixedVectorType::get(st, static_cast<unsigned>(w)));
+            for (int i = 0; i < w; ++i) ev = B.CreateInsertElement(ev, sv, static_cast<std::uint64_t>(i));
+            llvm::Value* wv = B.CreateBitCast(ev, llvm::FixedVectorType::get(B.getInt32Ty(), static_cast<unsigned>(nw)));
+            folded_other = true;
+            for (int i = 0; i < nw && folded_other; ++i) {
+              auto* ci = llvm::dyn_cast<llvm::ConstantInt>(B.CreateExtractElement(wv, static_cast<std::uint64_t>(i)));
+              if (ci)
+                fill_words[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(ci->getZExtValue());
+              else
+                folded_other = false;
+            }
+          }
+        }
         std::vector<llvm::Value*> elems;
         if (w > 1 && nw > 0) {
           auto* vty = llvm::FixedVectorType::get(B.getInt32Ty(), static_cast<unsigned>(nw));
@@ -106,10 +132,12 @@ void GpuLowering::lower_memory(const ir::Op& op) {
             vec = ld;
             if (nw == 1) vec = B.CreateInsertElement(llvm::PoisonValue::get(vty), ld, std::uint64_t{0});
           } else {
-            // @p ld.global.v<n>.b32 {…}, [addr]; masked-off words stay 0
+            // @p ld.global.v<n>.b32 {…}, [addr]; masked-off words keep `other`'s bits (or 0)
             std::string code, cons;
             for (int i = 0; i < nw; ++i) {
-              code += "mov.b32 $" + std::to_string(i) + ", 0;\n\t";
+              char bits[16];
+              std::snprintf(bits, sizeof bits, "0x%08X", folded_other ? fill_words[static_cast<std::size_t>(i)] : 0u);
+              code += "mov.b32 $" + std::to_string(i) + ", " + bits + ";\n\t";
               cons += "=r,";
             }
             code += "@$" + std::to_string(nw) + " ld.global" + (nw > 1 ? ".v" + std::to_string(nw) : std::string()) + ".b32 ";
@@ -143,7 +171,11 @@ void GpuLowering::lower_memory(const ir::Op& op) {
         for (int i = 0; i < w; ++i) {
           const std::size_t r = r0 + static_cast<std::size_t>(i);
           llvm::Value* v = elems[static_cast<std::size_t>(i)];
-          if (mask && (other || w > 1)) v = B.CreateSelect(mask->regs[r], v, other ? other->regs[r] : zero());
+          if (mask && w > 1 && nw > 0) {  // one predicated access for the run
+            if (!folded_other) v = B.CreateSelect(m, v, other->regs[r]);
+          } else if (mask && (other || w > 1)) {
+            v = B.CreateSelect(w > 1 ? m : mask->regs[r], v, other ? other->regs[r] : zero());
+          }
           out.regs[r] = v;
         }
       }

@@ -126,6 +126,10 @@ namespace {
 class cpu_driver final : public host_memory_driver {
  public:
   std::string name() const override { return "cpu"; }
+  /// The CPU's memory is the host's: any non-null pointer (the caller vouches for its extent).
+  void check_foreign(std::uint64_t addr, std::size_t) const override {
+    if (addr == 0) throw tile::error("a null pointer is not memory");
+  }
 
   void launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) override {
     const auto& mod = static_cast<const cpu_module&>(m);

@@ -104,13 +104,16 @@ const cuda_api* cuda_api::get(std::string& why_not) {
     std::unique_ptr<cuda_api> api;
     std::string why;
   };
-  static const loaded once = [] {
-    loaded l;
-    l.api = load("libcuda.so.1", l.why);
+  // Never destroyed: devices (and their buffers) held by other static objects call the driver
+  // from their destructors at exit, whose order against this one's is not fixed; a table freed
+  // first would send those calls through freed memory.
+  static const loaded* const once = [] {
+    auto* l = new loaded;
+    l->api = load("libcuda.so.1", l->why);
     return l;
   }();
-  if (!once.api) why_not = once.why;
-  return once.api.get();
+  if (!once->api) why_not = once->why;
+  return once->api.get();
 }
 
 std::string describe_cuda_result(const cuda_api& api, cu::CUresult r) {

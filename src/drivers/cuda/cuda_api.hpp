@@ -133,6 +133,21 @@ enum CUfunction_attribute : int {
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
 };
 
+// cuPointerGetAttribute: what is asked (CUpointer_attribute) and the memory kinds (CUmemorytype).
+enum CUpointer_attribute : int {
+  CU_POINTER_ATTRIBUTE_CONTEXT = 1,
+  CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+  CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+  CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+  CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
+};
+enum CUmemorytype : int {
+  CU_MEMORYTYPE_HOST = 1,
+  CU_MEMORYTYPE_DEVICE = 2,
+  CU_MEMORYTYPE_ARRAY = 3,
+  CU_MEMORYTYPE_UNIFIED = 4,
+};
+
 // Flags (CUstream_flags, CUevent_flags).
 inline constexpr unsigned CU_STREAM_DEFAULT = 0x0;
 inline constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
@@ -195,7 +210,8 @@ inline constexpr unsigned kDefaultMaxDynamicShared = 48 * 1024;
                        const char* name, unsigned num_options, cu::CUjit_option* options,                 \
                        void** option_values))                                                              \
   X(cuLinkComplete, (cu::CUlinkState state, void** cubin, std::size_t* size))                             \
-  X(cuLinkDestroy, (cu::CUlinkState state))
+  X(cuLinkDestroy, (cu::CUlinkState state))                                                               \
+  X(cuPointerGetAttribute, (void* data, cu::CUpointer_attribute attribute, cu::CUdeviceptr ptr))
 
 /// The CUDA driver API, loaded once per process. Members are null only in hand-made tables.
 struct cuda_api {

@@ -296,6 +296,40 @@ std::uint64_t cuda_driver::alloc(std::size_t bytes) {
   return p;
 }
 
+void cuda_driver::check_foreign(std::uint64_t addr, std::size_t bytes) const {
+  auto hex = [](std::uint64_t v) {
+    char b[24];
+    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+    return std::string(b);
+  };
+  const std::string what = "pointer " + hex(addr);
+  if (addr == 0) throw tile::error("a null pointer is not memory of " + info_.name);
+  make_current();
+  unsigned type = 0;
+  cu::CUresult r = api_->cuPointerGetAttribute(&type, cu::CU_POINTER_ATTRIBUTE_MEMORY_TYPE, addr);
+  if (r == cu::CUDA_ERROR_INVALID_VALUE)
+    throw tile::error(what + " is not memory the CUDA driver knows (a host pointer from malloc or new?); kernels on " +
+                      info_.name + " need device memory (cuMemAlloc, cudaMalloc, torch.cuda)");
+  check(r, "cuPointerGetAttribute");
+  if (type == cu::CU_MEMORYTYPE_HOST)
+    throw tile::error(what + " is page-locked host memory; kernels on " + info_.name +
+                      " need device memory (cuMemAlloc, cudaMalloc, torch.cuda)");
+  if (type == cu::CU_MEMORYTYPE_ARRAY) throw tile::error(what + " is a CUDA array, not linear device memory");
+  int ordinal = -1;
+  check(api_->cuPointerGetAttribute(&ordinal, cu::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, addr), "cuPointerGetAttribute");
+  if (type == cu::CU_MEMORYTYPE_DEVICE && ordinal != info_.index)
+    throw tile::error(what + " is memory of CUDA device " + std::to_string(ordinal) + ", not of " + info_.name +
+                      " (device " + std::to_string(info_.index) + ")");
+  cu::CUdeviceptr start = 0;
+  std::size_t size = 0;
+  if (api_->cuPointerGetAttribute(&start, cu::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, addr) == cu::CUDA_SUCCESS &&
+      api_->cuPointerGetAttribute(&size, cu::CU_POINTER_ATTRIBUTE_RANGE_SIZE, addr) == cu::CUDA_SUCCESS &&
+      addr + bytes > start + size)
+    throw tile::error(what + " with " + std::to_string(bytes) + " bytes runs past the end of its allocation (" +
+                      hex(start) + ", " + std::to_string(size) + " bytes) by " +
+                      std::to_string(addr + bytes - (start + size)) + " bytes");
+}
+
 void cuda_driver::free(std::uint64_t addr) noexcept {
   if (addr == 0) return;
   if (api_->cuCtxSetCurrent(ctx_->handle()) != cu::CUDA_SUCCESS) return;

@@ -147,6 +147,11 @@ class cuda_driver final : public driver {
   /// Sends later work to `cu_stream`: one from create_stream or an external CUstream of this
   /// device's primary context (the caller keeps it alive); null for the default stream.
   void set_stream(void* cu_stream) { stream_.store(static_cast<cu::CUstream>(cu_stream)); }
+  void set_native_stream(void* native) override { set_stream(native); }
+  void* native_stream() const override { return stream(); }
+  /// Asks the driver (cuPointerGetAttribute) what `addr` is: device memory of this device,
+  /// covering `bytes`, or an error naming what it is instead.
+  void check_foreign(std::uint64_t addr, std::size_t bytes) const override;
   void* create_stream(bool non_blocking = false);
   /// Destroys a stream from create_stream (the current stream becomes the default one if it was).
   void destroy_stream(void* cu_stream);

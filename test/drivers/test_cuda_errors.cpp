@@ -1,0 +1,207 @@
+// test/drivers/test_cuda_errors.cpp — the public API on the cuda backend with memory and streams
+// from outside tile, and bad input (issue 4's "Bad input"): each error names the kernel (where
+// there is one) and this file's line, and the device stays usable afterwards.
+//
+//  - device::adopt: device memory allocated outside tile (here: the driver's cuMemAlloc through
+//    another buffer) works like a buffer; a host pointer, a null pointer and a range past the end
+//    of its allocation are refused at the adopt call's line
+//  - device::set_native_stream: a CUstream made outside tile receives the launches and copies
+//  - bad launches: a grid over the device's limits, a kernel that needs more shared memory than
+//    the device has (a 256×256 f32 transpose: 263168 bytes through shared memory), buffers of
+//    two devices in one launch; after each, other kernels still launch and compute
+// A kernel that faults (illegal address) poisons the CUDA context for the rest of the process:
+// that case runs in its own process (test_cuda_fault.cpp). Every case passes with a MESSAGE
+// saying why where there is no CUDA device.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <tile/tile.hpp>
+#include <vector>
+
+#include "drivers/cuda/cuda_driver.hpp"
+#include "runtime/device_impl.hpp"
+
+using namespace tile::literals;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+std::optional<tile::device> cuda_or_skip() {
+  try {
+    return tile::device::get("cuda");
+  } catch (const tile::error& e) {
+    MESSAGE("no CUDA device, not run: " << e.message());
+    return std::nullopt;
+  }
+}
+
+auto scale = tile::kernel("scale", [](tl::ptr<float> x, tl::ptr<float> y, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  tl::store(y + offs, tl::load(x + offs, offs < n) * 2.0f, offs < n);
+});
+
+auto transpose = tile::kernel("transpose", [](tl::ptr<float> in, tl::ptr<float> out, tl::constexpr_<"B"> B) {
+  using tl::_;
+  using tl::newaxis;
+  auto r = tl::arange(0, B), c = tl::arange(0, B);
+  auto x = tl::load(in + r(_, newaxis) * B + c(newaxis, _));
+  tl::store(out + c(newaxis, _) * B + r(_, newaxis), x);  // coalesced the other way: through shared memory
+});
+
+/// scale on `dev` still computes (the device is usable after an error).
+void check_still_works(const tile::device& dev) {
+  std::vector<float> h(1000);
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<float>(i);
+  auto x = dev.upload(h);
+  auto y = dev.alloc<float>(h.size());
+  scale[{4}](x, y, 1000, "BLOCK"_c = 256);
+  auto r = y.to_host();
+  CHECK(r[999] == 1998.0f);
+  CHECK(r[0] == 0.0f);
+}
+
+}  // namespace
+
+TEST_CASE("cuda: device::adopt takes device memory allocated outside tile, refuses what is not") {
+  auto dev = cuda_or_skip();
+  if (!dev) return;
+  // memory tile did not allocate: the driver's own cuMemAlloc, kept alive by `owner`
+  auto owner = dev->alloc<float>(4096);
+  std::vector<float> h(4096, 1.5f);
+  owner.copy_from(h);
+  auto in = dev->adopt<float>(owner.address(), 2048);                    // the first half
+  auto out = dev->adopt<float>(owner.address() + 2048 * sizeof(float), 2048);  // the second
+  scale[{8}](in, out, 2048, "BLOCK"_c = 256);
+  auto r = owner.to_host();
+  CHECK(r[0] == 1.5f);
+  CHECK(r[2048] == 3.0f);
+  CHECK(r[4095] == 3.0f);
+  CHECK(out.to_host()[7] == 3.0f);  // copies through an adopted buffer too
+  { auto dropped = dev->adopt<float>(owner.address(), 16); }  // never frees the memory it adopted
+  CHECK(owner.to_host()[0] == 1.5f);
+
+  // a host pointer: not memory the CUDA driver knows
+  std::vector<float> host(64);
+  int line = 0;
+  try {
+    line = __LINE__ + 1;
+    (void)dev->adopt<float>(reinterpret_cast<std::uintptr_t>(host.data()), host.size());
+    FAIL("adopting a host pointer must fail");
+  } catch (const tile::error& e) {
+    CHECK(contains(e.message(), "host pointer"));
+    CHECK(contains(e.what(), "test_cuda_errors.cpp:" + std::to_string(line)));
+  }
+  // past the end of its allocation (4096 floats)
+  try {
+    (void)dev->adopt<float>(owner.address() + 4000 * sizeof(float), 200);
+    FAIL("adopting past the end must fail");
+  } catch (const tile::error& e) {
+    CHECK(contains(e.message(), "runs past the end of its allocation"));
+  }
+  CHECK_THROWS_AS((void)dev->adopt<float>(0, 4), tile::error);
+  check_still_works(*dev);
+}
+
+TEST_CASE("cuda: launches and copies go to a native stream set from outside") {
+  auto dev = cuda_or_skip();
+  if (!dev) return;
+  auto& drv = dynamic_cast<tile::drivers::cuda_driver&>(dev->impl()->driver());
+  void* st = drv.create_stream(true);  // as an engine (or PyTorch) would make its own
+  dev->set_native_stream(st);
+  CHECK(dev->native_stream() == st);
+  std::vector<float> h(5000, 4.0f);
+  auto x = dev->upload(h);
+  auto y = dev->alloc<float>(h.size());
+  scale[{20}](x, y, 5000, "BLOCK"_c = 256);
+  CHECK(y.to_host()[4999] == 8.0f);
+  dev->set_native_stream(nullptr);
+  CHECK(dev->native_stream() == nullptr);
+  drv.destroy_stream(st);
+  check_still_works(*dev);
+  // a backend without streams takes only null
+  auto interp = tile::device::get("interpreter");
+  int dummy = 0;
+  CHECK_THROWS_AS(interp.set_native_stream(&dummy), tile::error);
+  interp.set_native_stream(nullptr);
+}
+
+TEST_CASE("cuda: a grid over the device's limits names the kernel and the launch's line") {
+  auto dev = cuda_or_skip();
+  if (!dev) return;
+  auto x = dev->alloc<float>(64), y = dev->alloc<float>(64);
+  int line = 0;
+  try {
+    line = __LINE__ + 1;
+    scale[{1, 70000}](x, y, 64, "BLOCK"_c = 64);
+    FAIL("a grid over the limits must fail");
+  } catch (const tile::error& e) {
+    CHECK(e.kernel() == "scale");
+    CHECK(contains(e.message(), "grid"));
+    CHECK(contains(e.what(), "test_cuda_errors.cpp:" + std::to_string(line)));
+  }
+  check_still_works(*dev);
+}
+
+TEST_CASE("cuda: a kernel needing more shared memory than the device has is a clear error") {
+  auto dev = cuda_or_skip();
+  if (!dev) return;
+  auto a = dev->alloc<float>(65536), b = dev->alloc<float>(65536);
+  int line = 0;
+  try {
+    line = __LINE__ + 1;
+    transpose[{1}](a, b, "B"_c = 256, "num_warps"_c = 32);
+    FAIL("263168 bytes of shared memory must not fit");
+  } catch (const tile::error& e) {
+    CHECK(e.kernel() == "transpose");
+    CHECK(contains(e.message(), "bytes of shared memory per block"));
+    CHECK(contains(e.what(), "test_cuda_errors.cpp:" + std::to_string(line)));
+  }
+  // the same kernel at a size that fits runs and transposes
+  std::vector<float> h(64 * 64);
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<float>(i);
+  auto x = dev->upload(h);
+  auto y = dev->alloc<float>(h.size());
+  transpose[{1}](x, y, "B"_c = 64);
+  auto r = y.to_host();
+  CHECK(r[1] == 64.0f);   // out[0][1] = in[1][0]
+  CHECK(r[64] == 1.0f);   // out[1][0] = in[0][1]
+  check_still_works(*dev);
+}
+
+TEST_CASE("cuda: buffers of two devices in one launch name both devices") {
+  auto dev = cuda_or_skip();
+  if (!dev) return;
+  auto other = tile::device::get("interpreter");
+  auto x = dev->alloc<float>(64);
+  auto y = other.alloc<float>(64);
+  try {
+    scale[{1}](x, y, 64, "BLOCK"_c = 64);
+    FAIL("mixed devices must fail");
+  } catch (const tile::error& e) {
+    CHECK(e.kernel() == "scale");
+    CHECK(contains(e.message(), "is on device"));
+    CHECK(contains(e.what(), "test_cuda_errors.cpp:"));
+  }
+  check_still_works(*dev);
+}
+
+TEST_CASE("adopt on backends without foreign memory: the interpreter refuses, the cpu takes host memory") {
+  auto interp = tile::device::get("interpreter");
+  std::vector<float> host(16, 1.0f);
+  CHECK_THROWS_AS((void)interp.adopt<float>(reinterpret_cast<std::uintptr_t>(host.data()), host.size()), tile::error);
+  std::optional<tile::device> cpu;
+  try {
+    cpu = tile::device::get("cpu");
+  } catch (const tile::error& e) {
+    MESSAGE("no cpu backend in this build: " << e.message());
+    return;
+  }
+  auto in = cpu->adopt<float>(reinterpret_cast<std::uintptr_t>(host.data()), 16);
+  std::vector<float> dst(16, 0.0f);
+  auto out = cpu->adopt<float>(reinterpret_cast<std::uintptr_t>(dst.data()), 16);
+  scale[{1}](in, out, 16, "BLOCK"_c = 16);
+  CHECK(dst[15] == 2.0f);
+}
