@@ -3,7 +3,7 @@
 // backend present (TILE_BACKEND picks another, e.g. null with TILE_TARGET=sm_90a to get the PTX
 // without a GPU). With no arguments it launches softmax once at N = 1024 (run-all runs every
 // bench executable: this one then only shows that it works).
-//   kernel_probe [softmax|layer_norm|add] [N] [num_warps] [launches]
+//   kernel_probe [softmax|layer_norm|add] [N] [num_warps (0: default)] [launches]
 // softmax: 4096 × N f32, BLOCK = next_pow2(N); layer_norm: 4096 × N f16, BLOCK = next_pow2(N);
 // add: N f32 elements, BLOCK 1024. num_warps defaults to the benches' choice for the shape.
 #include <cstdio>
@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
     int warps = 4;
     if (what == "softmax") warps = block >= 4096 ? 16 : block >= 2048 ? 8 : 4;
     if (what == "layer_norm") warps = static_cast<int>(std::min<std::int64_t>(std::max<std::int64_t>(block / 256, 1), 8));
-    if (argc > 3) warps = std::stoi(argv[3]);
+    if (argc > 3 && std::stoi(argv[3]) > 0) warps = std::stoi(argv[3]);  // 0: the default
     if (what == "softmax") {
       auto k = bench::make_softmax();
       auto x = dev.alloc<float>(std::size_t(M * n)), y = dev.alloc<float>(std::size_t(M * n));

@@ -125,14 +125,9 @@ llvm::Value* min_max_num_impl(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value*
 
 llvm::Value* Lowering::min_max_num(llvm::Value* x, llvm::Value* y, bool is_min) {
   if (!native_min_max) return min_max_num_impl(*b, x, y, is_min);
-  // GPUs: the NaN-ignoring min.f32/max.f32, then equal operands (the signed zeros among them)
-  // combined bitwise: max(+0, -0) = +0 (AND of the bits), min(+0, -0) = -0 (OR)
-  auto* it = b->getIntNTy(static_cast<unsigned>(x->getType()->getPrimitiveSizeInBits()));
-  llvm::Value* r = b->CreateBinaryIntrinsic(is_min ? llvm::Intrinsic::minnum : llvm::Intrinsic::maxnum, x, y);
-  llvm::Value* xi = b->CreateBitCast(x, it);
-  llvm::Value* yi = b->CreateBitCast(y, it);
-  llvm::Value* z = b->CreateBitCast(is_min ? b->CreateOr(xi, yi) : b->CreateAnd(xi, yi), x->getType());
-  return b->CreateSelect(b->CreateFCmpOEQ(x, y), z, r);
+  // GPUs: PTX's min/max (.f16, .f32, .f64) are exactly these semantics, NaN-ignoring with -0
+  // ordered below +0 (test_binary's signed-zero case checks it on the device)
+  return b->CreateBinaryIntrinsic(is_min ? llvm::Intrinsic::minnum : llvm::Intrinsic::maxnum, x, y);
 }
 
 llvm::Value* Lowering::if_else(llvm::Value* cond, const std::function<llvm::Value*()>& then_fn,

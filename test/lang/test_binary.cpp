@@ -790,3 +790,35 @@ TEST_CASE("binary ops: compound assignment") {
   });
   check_equal(gotf, hvec<float>{3.75f}, "f16 += 1.0f, *= f32 promotes");
 }
+
+TEST_CASE("minimum/maximum order -0 below +0, in both operand orders, for f32, f64 and f16") {
+  // (the value comparisons elsewhere cannot see a zero's sign: here the bits are compared)
+  auto run = [](auto zero) {
+    using T = decltype(zero);
+    auto k = tile::kernel("signed_zeros", [](tl::ptr<T> a, tl::ptr<T> b, tl::ptr<T> out) {
+      auto o = tl::arange(0, 4);
+      auto x = tl::load(a + o), y = tl::load(b + o);
+      tl::store(out + o, tl::maximum(x, y));
+      tl::store(out + 4 + o, tl::minimum(x, y));
+      tl::store(out + 8, tl::max(x, 0));  // and the reductions, through the same op
+      tl::store(out + 9, tl::min(x, 0));
+    });
+    const T p = T(0.0f), n = T(-0.0f);
+    auto a = dev().upload(std::vector<T>{p, n, p, n});
+    auto b = dev().upload(std::vector<T>{n, p, p, n});
+    auto out = dev().alloc<T>(10);
+    k[{1}](a, b, out);
+    auto r = out.to_host();
+    auto neg = [](T v) { return std::signbit(static_cast<double>(static_cast<float>(v))); };
+    for (int i = 0; i < 4; ++i) {
+      CAPTURE(i);
+      CHECK(neg(r[static_cast<std::size_t>(i)]) == (i == 3));       // max is -0 only for (-0, -0)
+      CHECK(neg(r[static_cast<std::size_t>(4 + i)]) == (i != 2));   // min is +0 only for (+0, +0)
+    }
+    CHECK(!neg(r[8]));  // max over {+0, -0, +0, -0} is +0
+    CHECK(neg(r[9]));   // min is -0
+  };
+  run(0.0f);
+  run(0.0);
+  run(lt::half(0.0f));
+}
