@@ -92,8 +92,12 @@ llvm::Function* NvptxTarget::declare_kernel(llvm::Module& m, const ir::Function&
   auto* i32 = llvm::Type::getInt32Ty(ctx);
   md->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"),
                                          llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32, 1))}));
-  md->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "maxntidx"),
-                                         llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32, 32 * num_warps_))}));
+  // .reqntid (the block is always exactly 32 · num_warps threads): ptxas and LLVM may rely on
+  // the exact size (tid.x's range), as Triton's kernels declare it
+  for (const char* dim : {"reqntidx", "reqntidy", "reqntidz"})
+    md->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, dim),
+                                           llvm::ValueAsMetadata::get(llvm::ConstantInt::get(
+                                               i32, std::string_view(dim) == "reqntidx" ? 32 * num_warps_ : 1))}));
   return fn;
 }
 
