@@ -819,3 +819,79 @@ TEST_CASE("combine functions that read outer values; reductions of masks; reduct
   CHECK(rf[4 + 1] == 1);
   CHECK(rf[2] == 0);
 }
+
+namespace {
+// ---- long rows: the GPU backend scans them in parallel (in the thread, across lanes with
+// shuffles, across warps through shared memory); other backends sequentially ----
+template <class T>
+auto long_scan = tile::kernel("long_scan", [](tl::ptr<T> x, tl::ptr<T> sums, tl::ptr<T> maxes, tl::ptr<std::int32_t> ids,
+                                              tl::constexpr_<"R"> R, tl::constexpr_<"C"> C, tl::constexpr_<"AXIS"> AXIS,
+                                              tl::constexpr_<"REV", bool> REV) {
+  using tl::_;
+  using tl::newaxis;
+  auto r = tl::arange(0, R), c = tl::arange(0, C);
+  auto offs = r(_, newaxis) * C + c(newaxis, _);
+  auto v = tl::load(x + offs);
+  const int ax = static_cast<int>(AXIS);
+  tl::store(sums + offs, tl::cast<T>(tl::cumsum(v, ax, REV)));
+  tl::store(maxes + offs, tl::associative_scan(v, ax, [](tl::tensor a, tl::tensor b) { return tl::maximum(a, b); }, REV));
+  auto idx = tl::broadcast_to(AXIS == 0 ? r(_, newaxis) : c(newaxis, _), {static_cast<std::int64_t>(R), static_cast<std::int64_t>(C)});
+  auto s = tl::associative_scan(std::array<tl::tensor, 2>{v, idx}, ax,  // running argmax, first index on ties
+                                [](std::array<tl::tensor, 2> a, std::array<tl::tensor, 2> b) {
+                                  auto take_b = b[0] > a[0];
+                                  return std::array<tl::tensor, 2>{tl::where(take_b, b[0], a[0]), tl::where(take_b, b[1], a[1])};
+                                },
+                                REV);
+  tl::store(ids + offs, s[1]);
+});
+
+template <class T>
+void check_long_scan(int R, int C, int axis, bool rev, int warps) {
+  CAPTURE(R);
+  CAPTURE(C);
+  CAPTURE(axis);
+  CAPTURE(rev);
+  CAPTURE(warps);
+  auto d = lt2::dev();
+  auto h = std::is_integral_v<T> ? lt2::random_vec<T>(ix(R * C), 77, -50, 50) : lt2::random_vec<T>(ix(R * C), 77, -4, 4);
+  auto x = d.upload(h);
+  auto sums = d.alloc<T>(h.size()), maxes = d.alloc<T>(h.size());
+  auto ids = d.alloc<std::int32_t>(h.size());
+  long_scan<T>[{1}](x, sums, maxes, ids, "R"_c = R, "C"_c = C, "AXIS"_c = axis, "REV"_c = rev, "num_warps"_c = warps);
+  std::vector<T> want_s(h.size()), want_m(h.size());
+  std::vector<std::int32_t> want_i(h.size());
+  std::vector<double> exact(h.size()), mag(h.size());
+  const int n = axis == 0 ? C : R, len = axis == 0 ? R : C;
+  for (int o = 0; o < n; ++o) {
+    auto pos = [&](int i) { return ix(axis == 0 ? i * C + o : o * C + i); };
+    T s{}, m{};
+    int mi = 0;
+    double e = 0, a = 0;
+    for (int t = 0; t < len; ++t) {
+      const int i = rev ? len - 1 - t : t;
+      const T v = h[pos(i)];
+      s = t == 0 ? v : lt2::add(s, v);
+      if (t == 0 || lt2::less(m, v)) m = v, mi = i;
+      e += lt2::to_d(v), a += std::fabs(lt2::to_d(v));
+      want_s[pos(i)] = s, want_m[pos(i)] = m, want_i[pos(i)] = mi;
+      exact[pos(i)] = e, mag[pos(i)] = double(t) * 0x1p-23 * a;  // (t terms added: any order's bound)
+    }
+  }
+  auto got_s = sums.to_host();
+  if (!lt2::ordered_folds() && !std::is_integral_v<T>)
+    for (std::size_t i = 0; i < got_s.size(); ++i)
+      if (std::fabs(lt2::to_d(got_s[i]) - exact[i]) <= mag[i]) got_s[i] = want_s[i];
+  lt2::check_same(got_s, want_s, "cumsum");
+  lt2::check_same(maxes.to_host(), want_m, "running max");
+  lt2::check_same(ids.to_host(), want_i, "running argmax");
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("scans of long rows (4096, 2048 elements) forward and reverse, 4 and 8 warps", T, std::int32_t, float) {
+  for (int warps : {4, 8})
+    for (bool rev : {false, true}) {
+      check_long_scan<T>(1, 4096, 1, rev, warps);
+      check_long_scan<T>(4, 2048, 1, rev, warps);
+      check_long_scan<T>(2048, 2, 0, rev, warps);
+    }
+}

@@ -217,9 +217,17 @@ void GpuLowering::lower_shape(const ir::Op& op) {
 }
 
 llvm::Value* GpuLowering::shuffle_xor(llvm::Value* v, int mask) {
+  return shuffle_any(v, [&](llvm::Value* w) { return target.shuffle_xor_i32(S, w, mask); });
+}
+
+llvm::Value* GpuLowering::shuffle_shift(llvm::Value* v, int delta, bool up) {
+  return shuffle_any(v, [&](llvm::Value* w) { return target.shuffle_shift_i32(S, w, delta, up); });
+}
+
+llvm::Value* GpuLowering::shuffle_any(llvm::Value* v, const std::function<llvm::Value*(llvm::Value*)>& shfl32) {
   llvm::Type* ty = v->getType();
   auto& B = b();
-  if (ty->isPointerTy()) return B.CreateIntToPtr(shuffle_xor(B.CreatePtrToInt(v, B.getInt64Ty()), mask), ty);
+  if (ty->isPointerTy()) return B.CreateIntToPtr(shuffle_any(B.CreatePtrToInt(v, B.getInt64Ty()), shfl32), ty);
   const unsigned bits = static_cast<unsigned>(ty->getPrimitiveSizeInBits());
   llvm::Type* ity = B.getIntNTy(bits);
   llvm::Value* i = ty->isIntegerTy() ? v : B.CreateBitCast(v, ity);
@@ -227,13 +235,13 @@ llvm::Value* GpuLowering::shuffle_xor(llvm::Value* v, int mask) {
   if (bits == 64) {
     llvm::Value* lo = B.CreateTrunc(i, B.getInt32Ty());
     llvm::Value* hi = B.CreateTrunc(B.CreateLShr(i, 32), B.getInt32Ty());
-    lo = target.shuffle_xor_i32(S, lo, mask);
-    hi = target.shuffle_xor_i32(S, hi, mask);
+    lo = shfl32(lo);
+    hi = shfl32(hi);
     out = B.CreateOr(B.CreateZExt(lo, B.getInt64Ty()), B.CreateShl(B.CreateZExt(hi, B.getInt64Ty()), 32));
   } else if (bits == 32) {
-    out = target.shuffle_xor_i32(S, i, mask);
+    out = shfl32(i);
   } else {
-    out = B.CreateTrunc(target.shuffle_xor_i32(S, B.CreateZExt(i, B.getInt32Ty()), mask), ity);
+    out = B.CreateTrunc(shfl32(B.CreateZExt(i, B.getInt32Ty())), ity);
   }
   return ty->isIntegerTy() ? out : B.CreateBitCast(out, ty);
 }

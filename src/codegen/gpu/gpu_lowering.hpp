@@ -21,6 +21,8 @@
 // size is the largest single use (shared_bytes()).
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -46,6 +48,9 @@ class GpuLowering {
  public:
   /// The most elements of one tile a thread may hold (see lower_op).
   static constexpr int kMaxRegsPerThread = 1024;
+  /// Scans whose rows fit a thread in at most this many registers run sequentially in the thread
+  /// (the interpreter's order); longer rows scan in parallel (gpu_reduce.cpp).
+  static constexpr int kScanSequentialRegs = 256;
   GpuLowering(llvm::LLVMContext& ctx, const GpuTargetHooks& target, const layout::LayoutPlan& plan,
               const analysis::AxisAnalysis& axis);
   std::unique_ptr<llvm::Module> run(const ir::Function& f, const std::string& symbol);
@@ -111,6 +116,7 @@ class GpuLowering {
   void lower_memory(const ir::Op& op);
   void lower_reduce(const ir::Op& op);
   void lower_scan(const ir::Op& op);
+  void lower_scan_parallel(const ir::Op& op);
   void lower_dot(const ir::Op& op);
   void lower_control(const ir::Op& op);
   void lower_debug(const ir::Op& op);
@@ -123,6 +129,9 @@ class GpuLowering {
 
   /// Shuffle a register value (any scalar type up to 64 bits) across lanes: lane ^ mask.
   llvm::Value* shuffle_xor(llvm::Value* v, int mask);
+  /// v of lane (lane - delta) (`up`) or (lane + delta), any scalar type; out of the warp: v itself.
+  llvm::Value* shuffle_shift(llvm::Value* v, int delta, bool up);
+  llvm::Value* shuffle_any(llvm::Value* v, const std::function<llvm::Value*(llvm::Value*)>& shfl32);
 
  private:
   std::unordered_map<const ir::Value*, DV> values_;

@@ -8,8 +8,19 @@
 //      and every thread combines the partials of its elements in order of the warp index.
 // The combine function is the op's region (sum, max, argmax's pair, a user's), inlined at each
 // step; like Triton's it is taken to be associative and commutative.
-// scan along a: the operands move to a layout where a lies in each thread's registers (shared
-// memory), each thread scans its rows sequentially, and the results move back.
+// scan along a, rows that fit a thread (at most kScanSequentialRegs registers): the operands move
+// to a layout where a lies in each thread's registers (shared memory), each thread scans its
+// rows sequentially — the interpreter's order exactly — and the results move back.
+// scan along a, longer rows (a of at least 32 · num_warps elements): a layout with a as the
+// fastest axis over registers (a chunk per thread), then lanes, then warps;
+//   1. in the thread: each chunk scanned sequentially;
+//   2. across lanes: an inclusive scan of the chunk totals, log2(32) steps of shfl.sync.up (down
+//      for a reverse scan) and a combine;
+//   3. across warps: each warp's total goes to shared memory, a barrier, and each thread folds
+//      the totals of the warps before its own, in warp order;
+//   4. every element: combine(the prefix of everything before its chunk, its in-chunk value).
+// The association differs from the sequential fold (the combine is taken to be associative, as
+// Triton's), so float results differ by rounding there.
 #include <algorithm>
 #include <map>
 
@@ -169,6 +180,10 @@ void GpuLowering::lower_scan(const ir::Op& op) {
   tpw[uax] *= lanes;  // the rest hold copies (their bases wrap to 0)
   wpc[uax] *= warps;
   const LinearLayout T = layout::blocked(shape, spt, tpw, wpc, order);
+  if (T.num_regs() > kScanSequentialRegs && shape[uax] >= 32 * plan.num_warps) {
+    lower_scan_parallel(op);
+    return;
+  }
   if (T.num_regs() > kMaxRegsPerThread)
     unsupported(op, "a scan along an axis of " + std::to_string(shape[uax]) + " elements holds each row in one thread (" +
                         std::to_string(T.num_regs()) + " registers), over the GPU backend's " + std::to_string(kMaxRegsPerThread));
@@ -199,6 +214,150 @@ void GpuLowering::lower_scan(const ir::Op& op) {
       cur = i == 0 ? x : combine(*op.region(0), cur, x, types);
       for (std::size_t k = 0; k < n; ++k) out[k].regs[static_cast<std::size_t>(regs[i].second)] = cur[k];
     }
+  }
+  for (std::size_t k = 0; k < n; ++k) {
+    const ir::Value* r = op.result(static_cast<unsigned>(k));
+    out[k].type = r->type;
+    set(r, convert(out[k], plan.at(r)));
+  }
+}
+
+void GpuLowering::lower_scan_parallel(const ir::Op& op) {
+  auto& B = b();
+  const int ax = static_cast<int>(op.attrs.ints.at(0));
+  const auto uax = static_cast<std::size_t>(ax);
+  const bool reverse = op.attrs.ints.size() > 1 && op.attrs.ints[1] != 0;
+  const std::size_t n = op.operands.size();
+  const auto& shape = op.operand(0)->type.shape;
+  const std::size_t R = shape.size();
+  const int W = plan.num_warps;
+  const std::int64_t len = shape[uax];
+  // the layout: a fastest, a chunk of len / (32·W) per thread, then the 32 lanes, then the warps;
+  // every other axis in each thread's registers
+  std::vector<int> spt(R), tpw(R, 1), wpc(R, 1), order{ax};
+  for (std::size_t d = 0; d < R; ++d) spt[d] = static_cast<int>(shape[d]);
+  spt[uax] = static_cast<int>(len / (32 * W));
+  tpw[uax] = 32;
+  wpc[uax] = W;
+  for (int d = static_cast<int>(R) - 1; d >= 0; --d)
+    if (d != ax) order.push_back(d);
+  const LinearLayout P = layout::blocked(shape, spt, tpw, wpc, order);
+  if (P.num_regs() > kMaxRegsPerThread)
+    unsupported(op, "a scan of a " + std::to_string(len) + "-element axis holds " + std::to_string(P.num_regs()) +
+                        " registers a thread, over the GPU backend's " + std::to_string(kMaxRegsPerThread));
+  std::vector<DV> in;
+  std::vector<ir::Type> types;
+  for (unsigned k = 0; k < n; ++k) {
+    in.push_back(convert(operand(op, k), P));
+    types.push_back(in.back().type.scalar());
+  }
+  const ir::Block& region = *op.region(0);
+  // chunks: registers sharing every coordinate but a, in scan order along it
+  std::map<Coords, std::vector<std::pair<std::int64_t, int>>> chunks;
+  for (int r = 0; r < P.num_regs(); ++r) {
+    Coords c = P.coords(r, 0, 0);
+    const std::int64_t along = c[uax];
+    c[uax] = 0;
+    chunks[c].push_back({along, r});
+  }
+  std::vector<DV> out = in;
+  std::vector<std::vector<llvm::Value*>> totals;  // per chunk, in map order: its inclusive total
+  for (auto& [key, regs] : chunks) {
+    std::sort(regs.begin(), regs.end());
+    if (reverse) std::reverse(regs.begin(), regs.end());
+    std::vector<llvm::Value*> cur;
+    for (std::size_t i = 0; i < regs.size(); ++i) {
+      std::vector<llvm::Value*> x;
+      for (auto& d : in) x.push_back(d.regs.at(static_cast<std::size_t>(regs[i].second)));
+      cur = i == 0 ? x : combine(region, cur, x, types);
+      for (std::size_t k = 0; k < n; ++k) out[k].regs[static_cast<std::size_t>(regs[i].second)] = cur[k];
+    }
+    totals.push_back(cur);
+  }
+  // a value's predecessor in scan order is lane - d (forward) or lane + d (reverse)
+  auto has_pred = [&](int d) {
+    return reverse ? B.CreateICmpULT(lane, B.getInt32(static_cast<std::uint32_t>(32 - d)))
+                   : B.CreateICmpUGE(lane, B.getInt32(static_cast<std::uint32_t>(d)));
+  };
+  auto select = [&](llvm::Value* c, const std::vector<llvm::Value*>& a, const std::vector<llvm::Value*>& b2) {
+    std::vector<llvm::Value*> r;
+    for (std::size_t k = 0; k < a.size(); ++k) r.push_back(B.CreateSelect(c, a[k], b2[k]));
+    return r;
+  };
+  // 2. across lanes: inclusive scan of the chunk totals
+  std::vector<std::vector<llvm::Value*>> lane_incl = totals;
+  for (auto& v : lane_incl)
+    for (int d = 1; d < 32; d *= 2) {
+      std::vector<llvm::Value*> t;
+      for (auto* x : v) t.push_back(shuffle_shift(x, d, !reverse));
+      v = select(has_pred(d), combine(region, t, v, types), v);
+    }
+  // the exclusive lane prefix: the inclusive value of the predecessor lane (valid where it exists)
+  std::vector<std::vector<llvm::Value*>> prefix(totals.size());
+  llvm::Value* has_prefix = has_pred(1);
+  std::vector<llvm::Value*> warp_has;  // per chunk: whether a warp before this one exists
+  for (std::size_t c = 0; c < totals.size(); ++c)
+    for (auto* x : lane_incl[c]) prefix[c].push_back(shuffle_shift(x, 1, !reverse));
+  // 3. across warps
+  if (W > 1) {
+    const std::uint64_t slot_bytes = 8;  // every scalar type fits (i1 … i64, f64, pointers)
+    const std::uint64_t per_k = slot_bytes * static_cast<std::uint64_t>(W) * totals.size();
+    reserve(per_k * n);
+    auto slot = [&](std::size_t k, std::size_t c, llvm::Value* w) {
+      llvm::Value* idx = B.CreateAdd(B.CreateMul(B.getInt64(c), B.getInt64(static_cast<std::uint64_t>(W))),
+                                     B.CreateZExt(w, B.getInt64Ty()));
+      return smem_at(B.CreateAdd(B.getInt64(per_k * k), B.CreateMul(idx, B.getInt64(slot_bytes))));
+    };
+    barrier_before_write();
+    // the warp's total: its last lane in scan order stores it
+    llvm::Value* last = B.CreateICmpEQ(lane, B.getInt32(reverse ? 0u : 31u));
+    S.if_else(last, [&]() -> llvm::Value* {
+      for (std::size_t c = 0; c < totals.size(); ++c)
+        for (std::size_t k = 0; k < n; ++k) B.CreateStore(lane_incl[c][k], slot(k, c, warp));
+      return nullptr;
+    }, {}, "scan.total");
+    barrier();
+    for (std::size_t c = 0; c < totals.size(); ++c) {
+      // the fold, in scan order, of the totals of the warps before this thread's (a prefix of
+      // the scan order: once a warp is not before ours, no later one is)
+      std::vector<llvm::Value*> acc;
+      llvm::Value* has = B.getFalse();
+      for (int i = 0; i < W; ++i) {
+        const int w = reverse ? W - 1 - i : i;
+        std::vector<llvm::Value*> x;
+        for (std::size_t k = 0; k < n; ++k)
+          x.push_back(B.CreateLoad(lane_incl[c][k]->getType(), slot(k, c, B.getInt32(static_cast<std::uint32_t>(w)))));
+        llvm::Value* before = reverse ? B.CreateICmpUGT(B.getInt32(static_cast<std::uint32_t>(w)), warp)
+                                      : B.CreateICmpULT(B.getInt32(static_cast<std::uint32_t>(w)), warp);
+        if (acc.empty()) {
+          acc = x;
+        } else {
+          auto cand = select(has, combine(region, acc, x, types), x);
+          acc = select(before, cand, acc);
+        }
+        has = B.CreateOr(has, before);
+      }
+      // this thread's prefix: the warps' fold, then the lanes' before it in this warp
+      llvm::Value* both = B.CreateAnd(has, has_prefix);
+      auto merged = combine(region, acc, prefix[c], types);
+      prefix[c] = select(both, merged, select(has, acc, prefix[c]));
+      warp_has.push_back(has);
+    }
+    note_smem_read();
+  }
+  // 4. every element: combine(prefix, its in-chunk value), where there is a prefix
+  std::size_t c = 0;
+  for (auto& [key, regs] : chunks) {
+    llvm::Value* valid = has_prefix;
+    if (W > 1) valid = B.CreateOr(valid, warp_has[c]);
+    for (auto& [along, r] : regs) {
+      (void)along;
+      std::vector<llvm::Value*> x;
+      for (std::size_t k = 0; k < n; ++k) x.push_back(out[k].regs[static_cast<std::size_t>(r)]);
+      auto y = select(valid, combine(region, prefix[c], x, types), x);
+      for (std::size_t k = 0; k < n; ++k) out[k].regs[static_cast<std::size_t>(r)] = y[k];
+    }
+    ++c;
   }
   for (std::size_t k = 0; k < n; ++k) {
     const ir::Value* r = op.result(static_cast<unsigned>(k));

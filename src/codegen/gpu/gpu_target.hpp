@@ -19,6 +19,9 @@ class GpuTargetHooks : public TargetHooks {
   virtual void barrier(Lowering& L) const = 0;
   /// The value (i32) of lane (lane ^ mask) of the calling warp; every lane takes part.
   virtual llvm::Value* shuffle_xor_i32(Lowering& L, llvm::Value* v, int mask) const = 0;
+  /// The value (i32) of lane (lane - delta) (`up`) or (lane + delta); a lane whose source is
+  /// outside the warp gets its own value. Every lane takes part.
+  virtual llvm::Value* shuffle_shift_i32(Lowering& L, llvm::Value* v, int delta, bool up) const = 0;
   /// The start of the CTA's dynamic shared memory (a pointer in the target's shared address space).
   virtual llvm::Value* shared_base(Lowering& L) const = 0;
   /// printf(fmt, args…) on the device (C varargs: i32, i64, double, pointers).

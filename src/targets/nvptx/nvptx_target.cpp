@@ -131,6 +131,14 @@ llvm::Value* NvptxTarget::shuffle_xor_i32(codegen::Lowering& L, llvm::Value* v, 
                            {b.getInt32(0xffffffffu), v, b.getInt32(static_cast<std::uint32_t>(mask)), b.getInt32(0x1f)});
 }
 
+llvm::Value* NvptxTarget::shuffle_shift_i32(codegen::Lowering& L, llvm::Value* v, int delta, bool up) const {
+  auto& b = *L.b;
+  // shfl.sync.up clamps at lane 0 (c = 0), shfl.sync.down at lane 31 (c = 0x1f)
+  return b.CreateIntrinsic(up ? llvm::Intrinsic::nvvm_shfl_sync_up_i32 : llvm::Intrinsic::nvvm_shfl_sync_down_i32, {},
+                           {b.getInt32(0xffffffffu), v, b.getInt32(static_cast<std::uint32_t>(delta)),
+                            b.getInt32(up ? 0u : 0x1fu)});
+}
+
 llvm::Value* NvptxTarget::shared_base(codegen::Lowering& L) const {
   llvm::GlobalVariable* g = L.mod->getGlobalVariable(kSmem);
   if (!g) {

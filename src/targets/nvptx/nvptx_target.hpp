@@ -39,6 +39,7 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   llvm::Value* thread_id(codegen::Lowering& L) const override;
   void barrier(codegen::Lowering& L) const override;
   llvm::Value* shuffle_xor_i32(codegen::Lowering& L, llvm::Value* v, int mask) const override;
+  llvm::Value* shuffle_shift_i32(codegen::Lowering& L, llvm::Value* v, int delta, bool up) const override;
   llvm::Value* shared_base(codegen::Lowering& L) const override;
   void printf(codegen::Lowering& L, const std::string& fmt, const std::vector<llvm::Value*>& args) const override;
 
