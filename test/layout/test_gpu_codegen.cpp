@@ -190,6 +190,47 @@ TEST_CASE("vector add: an n of unknown alignment keeps the mask per element (no 
   CHECK(count(ptx, "ld.global") >= 16);
 }
 
+namespace {
+auto transpose2 = tile::kernel("transpose2", [](tl::ptr<float> in, tl::ptr<float> a, tl::ptr<float> b) {
+  using tl::_;
+  using tl::newaxis;
+  auto r = tl::arange(0, 64), c = tl::arange(0, 64);
+  auto x = tl::load(in + r(_, newaxis) * 64 + c(newaxis, _));
+  // two stores, each coalesced along axis 0: both want x in the same other layout
+  tl::store(a + c(newaxis, _) * 64 + r(_, newaxis), x);
+  tl::store(b + c(newaxis, _) * 64 + r(_, newaxis), x * 2.0f);
+});
+auto long_cumsum = tile::kernel("long_cumsum", [](tl::ptr<float> x, tl::ptr<float> o) {
+  auto offs = tl::arange(0, 4096);
+  tl::store(o + offs, tl::cumsum(tl::load(x + offs), 0));
+});
+}  // namespace
+
+TEST_CASE("a value converted once serves every later use that wants the same layout") {
+  dump_dir d;
+  auto dev = tile::device::get("null");
+  auto in = dev.alloc<float>(64 * 64), a = dev.alloc<float>(64 * 64), b = dev.alloc<float>(64 * 64);
+  transpose2[{1}](in, a, b);
+  const std::string ptx = d.read("transpose2", "ptx");
+  INFO(ptx);
+  // one trip through shared memory: a barrier between its writes and its reads (a second
+  // conversion would need a barrier before rewriting the buffer and another after)
+  CHECK(count(ptx, "bar.sync") == 1);
+  CHECK(count(ptx, "st.global") >= 2);
+}
+
+TEST_CASE("a scan of a long row runs in parallel: shfl.sync.up across lanes, warp totals through shared memory") {
+  dump_dir d;
+  auto dev = tile::device::get("null");
+  auto x = dev.alloc<float>(4096), o = dev.alloc<float>(4096);
+  long_cumsum[{1}](x, o, "num_warps"_c = 4);
+  const std::string ptx = d.read("long_cumsum", "ptx");
+  INFO(ptx);
+  CHECK(count(ptx, "shfl.sync.up.b32") >= 5 + 1);  // 5 lane steps and the exclusive shift
+  CHECK(count(ptx, "bar.sync") >= 1);
+  CHECK(count(ptx, "ld.local") == 0);
+}
+
 TEST_CASE("softmax: row reductions with butterfly shuffles, across warps through shared memory") {
   dump_dir d;
   auto dev = tile::device::get("null");

@@ -131,47 +131,110 @@ DV GpuLowering::remap(const DV& src, const LinearLayout& result, const ir::Type&
   return out;
 }
 
-void GpuLowering::lower_shape(const ir::Op& op) {
-  using ir::OpKind;
-  const ir::Type& rt = op.result()->type;
+using ir::OpKind;
+
+std::function<Coords(const Coords&)> GpuLowering::shape_map(const ir::Op& op, const LinearLayout& result) {
+  const auto& ss = op.operand(0)->type.shape;
   switch (op.kind) {
-    case OpKind::broadcast: {
-      DV x = operand(op, 0);
-      const auto& ss = op.operand(0)->type.shape;
-      set(op.result(), remap(x, plan.at(op.result()), rt, [&](const Coords& c) {
+    case OpKind::broadcast:
+      return [ss](const Coords& c) {
         Coords s = c;
         for (std::size_t d = 0; d < s.size(); ++d)
           if (ss[d] == 1) s[d] = 0;
         return s;
-      }));
-      return;
-    }
+      };
     case OpKind::expand_dims: {
-      const auto ax = static_cast<std::size_t>(op.attrs.ints.at(0));
-      DV x = operand(op, 0);
-      if (x.scalar()) {
-        set(op.result(), splat(x.regs[0], rt, plan.at(op.result())));
-        return;
-      }
-      set(op.result(), remap(x, plan.at(op.result()), rt, [&](const Coords& c) {
+      const auto ax = static_cast<std::ptrdiff_t>(op.attrs.ints.at(0));
+      return [ax](const Coords& c) {
         Coords s = c;
-        s.erase(s.begin() + static_cast<std::ptrdiff_t>(ax));
+        s.erase(s.begin() + ax);
         return s;
-      }));
-      return;
+      };
     }
-    case OpKind::reshape: {
-      DV x = operand(op, 0);
-      const auto& ss = op.operand(0)->type.shape;
-      set(op.result(), remap(x, plan.at(op.result()), rt, [&](const Coords& c) {
-        std::int64_t f = plan.at(op.result()).flat(c);
+    case OpKind::reshape:
+      return [ss, result](const Coords& c) {
+        std::int64_t f = result.flat(c);
         Coords s(ss.size());
         for (std::size_t d = ss.size(); d-- > 0;) {
           s[d] = f % ss[d];
           f /= ss[d];
         }
         return s;
-      }));
+      };
+    default: throw tile::error("codegen (gpu): internal error: shape_map of a non-shape op");
+  }
+}
+
+std::optional<DV> GpuLowering::rematerialize(const ir::Value* v, const LinearLayout& l, int budget) {
+  const ir::Op* op = v->def;
+  if (!op || budget <= 0 || op->results.size() != 1 || v->type.shape.empty()) return std::nullopt;
+  const ir::Type& t = v->type;
+  auto operand_in = [&](unsigned k, const LinearLayout& want) -> std::optional<DV> {
+    const ir::Value* x = op->operand(k);
+    if (x->type.shape.empty()) return get(x);  // scalars are the same everywhere
+    const DV& have = get(x);
+    if (have.layout == want) return have;
+    return rematerialize(x, want, budget - 1);
+  };
+  switch (op->kind) {
+    case OpKind::constant:
+    case OpKind::splat: {
+      const DV& c = values_.count(v) ? get(v) : get(op->operand(0));
+      return splat(c.regs.at(0), t, l);
+    }
+    case OpKind::arange: {
+      DV d{l, {}, t};
+      const auto start = static_cast<std::uint32_t>(op->attrs.ints.at(0));
+      for (int r = 0; r < l.num_regs(); ++r) d.regs.push_back(b().CreateAdd(coord(l, r, 0), b().getInt32(start)));
+      return d;
+    }
+    case OpKind::broadcast:
+    case OpKind::expand_dims:
+    case OpKind::reshape: {
+      const auto& ss = op->operand(0)->type.shape;
+      const LinearLayout src = op->kind == OpKind::broadcast     ? layout::broadcast_source(l, ss)
+                               : op->kind == OpKind::expand_dims ? layout::slice(l, static_cast<int>(op->attrs.ints.at(0)))
+                                                                 : layout::reshape(l, ss);
+      auto x = operand_in(0, src);
+      if (!x) return std::nullopt;
+      if (x->scalar()) return splat(x->regs.at(0), t, l);
+      for (int r = 0; r < l.num_regs(); ++r)  // the source must hold each element in the same thread
+        if (!layout::register_of(x->layout, shape_map(*op, l)(l.coords(r, 0, 0)))) return std::nullopt;
+      return remap(*x, l, t, shape_map(*op, l));
+    }
+    default: break;
+  }
+  if (!ir::is_elementwise(op->kind) || !op->regions.empty()) return std::nullopt;
+  std::vector<DV> in;
+  for (unsigned k = 0; k < op->operands.size(); ++k) {
+    auto x = operand_in(k, l);
+    if (!x) return std::nullopt;
+    in.push_back(std::move(*x));
+  }
+  DV out{l, {}, t};
+  for (int r = 0; r < l.num_regs(); ++r) {
+    std::vector<llvm::Value*> args;
+    for (const DV& d : in) args.push_back(d.regs.size() == 1 ? d.regs[0] : d.regs.at(static_cast<std::size_t>(r)));
+    out.regs.push_back(S.scalar_op(*op, args));
+  }
+  return out;
+}
+
+void GpuLowering::lower_shape(const ir::Op& op) {
+  using ir::OpKind;
+  const ir::Type& rt = op.result()->type;
+  switch (op.kind) {
+    case OpKind::broadcast:
+    case OpKind::reshape:
+      set(op.result(), remap(operand(op, 0), plan.at(op.result()), rt, shape_map(op, plan.at(op.result()))));
+      return;
+    case OpKind::expand_dims: {
+      DV x = operand(op, 0);
+      if (x.scalar()) {
+        set(op.result(), splat(x.regs[0], rt, plan.at(op.result())));
+        return;
+      }
+      set(op.result(), remap(x, plan.at(op.result()), rt, shape_map(op, plan.at(op.result()))));
       return;
     }
     case OpKind::permute: {

@@ -32,7 +32,18 @@ DV GpuLowering::splat(llvm::Value* v, const ir::Type& t, const layout::LinearLay
 DV GpuLowering::get_as(const ir::Value* v, const layout::LinearLayout& l) {
   const DV& d = get(v);
   if (d.scalar() || d.layout == l) return d;
-  return convert(d, l);
+  // a conversion made earlier in this block or an enclosing one is reused (it dominates here)
+  for (const auto& c : conversions_)
+    if (c.value == v && c.dv.layout == l) {
+      ++conversions_reused_;
+      return c.dv;
+    }
+  // index arithmetic and masks are cheaper to compute again in `l` than to move
+  std::optional<DV> re = rematerialize(v, l);
+  DV out = re ? std::move(*re) : convert(d, l);
+  if (re) ++rematerialized_;
+  conversions_.push_back({v, depth_, out});
+  return out;
 }
 
 DV GpuLowering::operand(const ir::Op& op, unsigned k) {
@@ -61,6 +72,10 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
   }
   smem_bytes_ = 0;
   smem_dirty_ = false;
+  conversions_.clear();
+  depth_ = 0;
+  conversions_reused_ = 0;
+  rematerialized_ = 0;
   global_dirty_ = false;
   lower_block(f.body);
   llvm::IRBuilder<> eb(S.entry);
@@ -77,7 +92,11 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
 }
 
 void GpuLowering::lower_block(const ir::Block& blk) {
+  ++depth_;
   for (const auto& op : blk.ops) lower_op(*op);
+  // conversions made in this block do not dominate what follows it
+  std::erase_if(conversions_, [&](const Conversion& c) { return c.depth >= depth_; });
+  --depth_;
 }
 
 std::vector<DV> GpuLowering::lower_region(const ir::Block& region, const std::vector<DV>& args) {

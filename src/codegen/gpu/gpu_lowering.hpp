@@ -22,6 +22,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 
 #include <cstdint>
 #include <memory>
@@ -84,6 +85,12 @@ class GpuLowering {
   /// i1: this thread is the one that writes for its elements (its replicated bits are 0).
   llvm::Value* is_writer(const layout::LinearLayout& l);
   DV convert(const DV& x, const layout::LinearLayout& to);
+  /// broadcast's, expand_dims's and reshape's map from a result element to its operand element.
+  std::function<layout::Coords(const layout::Coords&)> shape_map(const ir::Op& op, const layout::LinearLayout& result);
+  /// `v` computed again directly in layout `l` instead of converted, when it is cheap: built from
+  /// constants, splats, aranges, broadcast/expand_dims/reshape and elementwise ops (at most
+  /// `budget` ops deep) — index arithmetic, masks. nullopt otherwise.
+  std::optional<DV> rematerialize(const ir::Value* v, const layout::LinearLayout& l, int budget = 8);
   /// Registers of `result` taken from `src` through a coordinate map (shape ops).
   DV remap(const DV& src, const layout::LinearLayout& result, const ir::Type& t,
            const std::function<layout::Coords(const layout::Coords&)>& to_src);
@@ -135,6 +142,24 @@ class GpuLowering {
 
  private:
   std::unordered_map<const ir::Value*, DV> values_;
+  /// Layout conversions made so far, each with the block depth it was made at: a later use of
+  /// the same value in the same layout, in that block or one nested in it, reuses it (the
+  /// lowering's removal of redundant conversions; lower_block drops a block's own on exit).
+  struct Conversion {
+    const ir::Value* value;
+    int depth;
+    DV dv;
+  };
+  std::vector<Conversion> conversions_;
+  int depth_ = 0;
+  int conversions_reused_ = 0;
+  int rematerialized_ = 0;
+
+ public:
+  /// How many uses reused an earlier conversion (tests; TILE_DUMP_IR's plan counts the uses).
+  int conversions_reused() const { return conversions_reused_; }
+
+ private:
   std::uint64_t smem_bytes_ = 0;
   bool smem_dirty_ = false;
   bool global_dirty_ = false;
