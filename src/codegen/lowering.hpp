@@ -168,6 +168,9 @@ class Lowering {
   llvm::Value* min_max_num(llvm::Value* x, llvm::Value* y, bool is_min);
   /// Targets with NaN-ignoring min/max instructions (GPUs) set this: min_max_num uses them.
   bool native_min_max = false;
+  /// f32 -> f16 is the target's plain conversion (cvt.rn.f16.f32): a NaN becomes its canonical
+  /// NaN, not the interpreter's payload-keeping one (NaN bits are unspecified: LANGUAGE.md).
+  bool native_f16_nan = false;
   /// The values an if-then-else emits: `cond` selects `then_fn()` or `else_fn()` (register
   /// values of the same type; else_fn may be null for "no value").
   llvm::Value* if_else(llvm::Value* cond, const std::function<llvm::Value*()>& then_fn,

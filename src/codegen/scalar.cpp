@@ -50,6 +50,7 @@ llvm::Value* Lowering::from_compute(llvm::Value* v, dtype t) {
       r = b->CreateLShr(r, 16);
       return b->CreateTrunc(b->CreateSelect(isnan, nan, r), b->getInt16Ty());
     }
+    if (native_f16_nan) return b->CreateFPTrunc(v, b->getHalfTy());
     llvm::Value* h = b->CreateBitCast(b->CreateFPTrunc(v, b->getHalfTy()), b->getInt16Ty());
     llvm::Value* nan = b->CreateOr(b->CreateTrunc(b->CreateLShr(u, 16), b->getInt16Ty()), b->getInt16(0x7e00));
     nan = b->CreateAnd(nan, b->getInt16(0xfe00));

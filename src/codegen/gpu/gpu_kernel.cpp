@@ -13,6 +13,7 @@ GpuLowering::GpuLowering(llvm::LLVMContext& ctx, const GpuTargetHooks& t, const 
                          const analysis::AxisAnalysis& a)
     : S(ctx, t), target(t), plan(p), axis(a) {
   S.native_min_max = true;
+  S.native_f16_nan = true;
 }
 
 const DV& GpuLowering::get(const ir::Value* v) const {
