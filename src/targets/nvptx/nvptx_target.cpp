@@ -250,8 +250,34 @@ llvm::Value* NvptxTarget::math_fn(codegen::Lowering& L, int kind, llvm::Value* x
       llvm::Value* close = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, t), C(0.0625));
       return b.CreateSelect(close, near, far);
     }
-    case OpKind::sin: return b.CreateIntrinsic(llvm::Intrinsic::nvvm_sin_approx_f, {}, {reduce_2pi(x)});
-    case OpKind::cos: return b.CreateIntrinsic(llvm::Intrinsic::nvvm_cos_approx_f, {}, {reduce_2pi(x)});
+    case OpKind::sin:
+    case OpKind::cos: {
+      // |x| >= 8192 (finite): Payne–Hanek, exact to about 2^-37 for every float. x = M·2^E (M the
+      // 24-bit significand), so frac(x / 2π) = frac(M · frac(2^E / 2π)); frac(2^E / 2π) to 64
+      // bits is a window of 1/(2π)'s binary expansion (T below, 202 bits after the point) and
+      // the low 64 bits of M · window are frac(x / 2π) · 2^64 (as a signed number: [-1/2, 1/2)).
+      auto reduce_large = [&]() -> llvm::Value* {
+        auto* i32 = b.getInt32Ty();
+        auto* i64 = b.getInt64Ty();
+        auto* i256 = b.getIntNTy(256);
+        llvm::Value* u = b.CreateBitCast(x, i32);
+        llvm::Value* e = b.CreateSub(b.CreateAnd(b.CreateLShr(u, 23), 0xff), b.getInt32(150));
+        llvm::Value* m = b.CreateOr(b.CreateAnd(u, 0x7fffff), 0x800000);
+        const llvm::APInt t(256, "a2f9836e4e441529fc2757d1f534ddc0db6295993c439041fe", 16);  // floor(2^202 / 2π)
+        llvm::Value* shift = b.CreateZExt(b.CreateSub(b.getInt32(138), e), i256);  // 138 - E in [34, 148]
+        llvm::Value* w = b.CreateTrunc(b.CreateLShr(llvm::ConstantInt::get(i256, t), shift), i64);
+        llvm::Value* f = b.CreateMul(b.CreateZExt(m, i64), w);
+        llvm::Value* r = b.CreateFPTrunc(
+            b.CreateFMul(b.CreateSIToFP(f, b.getDoubleTy()), llvm::ConstantFP::get(b.getDoubleTy(), 6.283185307179586 / 18446744073709551616.0)),
+            f32);
+        return b.CreateSelect(b.CreateICmpSLT(u, b.getInt32(0)), b.CreateFNeg(r), r);
+      };
+      llvm::Value* large = b.CreateAnd(finite(x), b.CreateFCmpOGE(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), C(8192.0)));
+      llvm::Value* a = L.if_else(large, reduce_large, [&] { return reduce_2pi(x); }, "trig");
+      return b.CreateIntrinsic(static_cast<OpKind>(kind) == OpKind::sin ? llvm::Intrinsic::nvvm_sin_approx_f
+                                                                        : llvm::Intrinsic::nvvm_cos_approx_f,
+                               {}, {a});
+    }
     case OpKind::erf: {
       // |x| < 0.5: Maclaurin series; else Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7)
       llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
