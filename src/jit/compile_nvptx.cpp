@@ -194,6 +194,8 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
   // the cubin's key: the PTX's, plus the device and driver that compiled it
   cache_key key = key_for(*fn, a);
   key.target += ";" + info.arch() + ";driver" + std::to_string(info.driver_version);
+  // which assembler made the cubin (TILE_PTXAS=0 picks the driver's: another cubin)
+  key.target += find_ptxas().empty() ? ";culink" : ";ptxas";
   drivers::cuda_module_source src;
   src.entry = entry_name(fn->name);
   src.kernel = fn->name;
@@ -249,7 +251,13 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
       mod->jit_ms = jit_ms;
       return mod;
     } catch (const tile::error&) {
-      cubin = drv.ptx_to_cubin(k->ptx, fn->name, &jit_ms);
+      // the driver's own JIT instead; a failure that is not the image's (a shared-memory need
+      // over the limit, a context lost to a fault) comes back from load_module below, as it is
+      try {
+        cubin = drv.ptx_to_cubin(k->ptx, fn->name, &jit_ms);
+      } catch (const tile::error&) {
+        cubin.clear();
+      }
     }
   }
   if (!cubin.empty()) {

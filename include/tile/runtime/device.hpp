@@ -103,11 +103,15 @@ class device {
   /// engine's own buffers, cuMemAlloc or cudaMalloc memory, a torch tensor's data_ptr()), as a
   /// buffer that kernels and copies use like any other; tile never frees it. The driver checks
   /// the address first: a host pointer, another device's memory or a range past the end of its
-  /// allocation is a tile::error naming the caller's line. The interpreter refuses every
-  /// address (it checks accesses against the memory it allocated itself).
+  /// allocation is a tile::error naming the caller's line. The interpreter (it checks accesses
+  /// against the memory it allocated itself) and the compile-only null backend refuse every
+  /// address; the cpu backend takes host memory.
   template <class T>
   buffer<T> adopt(std::uint64_t device_address, std::size_t n,
                   std::source_location where = std::source_location::current()) const {
+    if (n > static_cast<std::size_t>(-1) / sizeof(T))
+      throw tile::error("device::adopt: " + std::to_string(n) + " elements of " + std::to_string(sizeof(T)) +
+                            " bytes overflow the address space", where);
     return buffer<T>(std::make_shared<detail::allocation>(impl_, device_address, n * sizeof(T), where), n);
   }
   /// Sends this device's later launches and copies to `native`, a stream the caller created

@@ -316,10 +316,18 @@ void cuda_driver::check_foreign(std::uint64_t addr, std::size_t bytes) const {
                       " need device memory (cuMemAlloc, cudaMalloc, torch.cuda)");
   if (type == cu::CU_MEMORYTYPE_ARRAY) throw tile::error(what + " is a CUDA array, not linear device memory");
   int ordinal = -1;
-  check(api_->cuPointerGetAttribute(&ordinal, cu::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, addr), "cuPointerGetAttribute");
+  if (type == cu::CU_MEMORYTYPE_DEVICE)
+    check(api_->cuPointerGetAttribute(&ordinal, cu::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, addr), "cuPointerGetAttribute");
   if (type == cu::CU_MEMORYTYPE_DEVICE && ordinal != info_.index)
     throw tile::error(what + " is memory of CUDA device " + std::to_string(ordinal) + ", not of " + info_.name +
                       " (device " + std::to_string(info_.index) + ")");
+  cu::CUcontext owner = nullptr;
+  if (type == cu::CU_MEMORYTYPE_DEVICE &&
+      api_->cuPointerGetAttribute(&owner, cu::CU_POINTER_ATTRIBUTE_CONTEXT, addr) == cu::CUDA_SUCCESS && owner &&
+      owner != ctx_->handle())
+    throw tile::error(what + " belongs to another CUDA context on " + info_.name +
+                      " than its primary context, which tile's kernels run in");
+  if (addr + bytes < addr) throw tile::error(what + " with " + std::to_string(bytes) + " bytes wraps around the address space");
   cu::CUdeviceptr start = 0;
   std::size_t size = 0;
   if (api_->cuPointerGetAttribute(&start, cu::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, addr) == cu::CUDA_SUCCESS &&
