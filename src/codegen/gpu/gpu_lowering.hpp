@@ -124,6 +124,16 @@ class GpuLowering {
   void lower_reduce(const ir::Op& op);
   void lower_scan(const ir::Op& op);
   void lower_scan_parallel(const ir::Op& op);
+  /// A scan's operands converted to `l`, each thread's runs along the axis (registers sharing
+  /// every other coordinate, in scan order) scanned sequentially: the results, the element
+  /// types, each run's registers in scan order and its inclusive total.
+  struct ThreadScan {
+    std::vector<DV> out;
+    std::vector<ir::Type> types;
+    std::vector<std::vector<int>> runs;
+    std::vector<std::vector<llvm::Value*>> totals;
+  };
+  ThreadScan scan_in_thread(const ir::Op& op, const layout::LinearLayout& l);
   void lower_dot(const ir::Op& op);
   void lower_control(const ir::Op& op);
   void lower_debug(const ir::Op& op);

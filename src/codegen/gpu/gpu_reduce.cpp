@@ -150,10 +150,44 @@ void GpuLowering::lower_reduce(const ir::Op& op) {
   }
 }
 
+GpuLowering::ThreadScan GpuLowering::scan_in_thread(const ir::Op& op, const LinearLayout& l) {
+  const auto uax = static_cast<std::size_t>(op.attrs.ints.at(0));
+  const bool reverse = op.attrs.ints.size() > 1 && op.attrs.ints[1] != 0;
+  ThreadScan ts;
+  for (unsigned k = 0; k < op.operands.size(); ++k) {
+    ts.out.push_back(convert(operand(op, k), l));
+    ts.types.push_back(ts.out.back().type.scalar());
+  }
+  const std::vector<DV> in = ts.out;
+  // runs: registers sharing every coordinate but the axis, in scan order along it
+  std::map<Coords, std::vector<std::pair<std::int64_t, int>>> runs;
+  for (int r = 0; r < l.num_regs(); ++r) {
+    Coords c = l.coords(r, 0, 0);
+    const std::int64_t along = c[uax];
+    c[uax] = 0;
+    runs[c].push_back({along, r});
+  }
+  for (auto& [key, regs] : runs) {
+    std::sort(regs.begin(), regs.end());
+    if (reverse) std::reverse(regs.begin(), regs.end());
+    std::vector<llvm::Value*> cur;
+    ts.runs.emplace_back();
+    for (std::size_t i = 0; i < regs.size(); ++i) {
+      const auto r = static_cast<std::size_t>(regs[i].second);
+      std::vector<llvm::Value*> x;
+      for (auto& d : in) x.push_back(d.regs.at(r));
+      cur = i == 0 ? x : combine(*op.region(0), cur, x, ts.types);
+      for (std::size_t k = 0; k < cur.size(); ++k) ts.out[k].regs[r] = cur[k];
+      ts.runs.back().push_back(regs[i].second);
+    }
+    ts.totals.push_back(cur);
+  }
+  return ts;
+}
+
 void GpuLowering::lower_scan(const ir::Op& op) {
   const int ax = static_cast<int>(op.attrs.ints.at(0));
   const auto uax = static_cast<std::size_t>(ax);
-  const bool reverse = op.attrs.ints.size() > 1 && op.attrs.ints[1] != 0;
   const std::size_t n = op.operands.size();
   const auto& shape = op.operand(0)->type.shape;
   // the whole axis in each thread's registers
@@ -187,34 +221,11 @@ void GpuLowering::lower_scan(const ir::Op& op) {
   if (T.num_regs() > kMaxRegsPerThread)
     unsupported(op, "a scan along an axis of " + std::to_string(shape[uax]) + " elements holds each row in one thread (" +
                         std::to_string(T.num_regs()) + " registers), over the GPU backend's " + std::to_string(kMaxRegsPerThread));
-  std::vector<DV> in;
-  std::vector<ir::Type> types;
-  for (unsigned k = 0; k < n; ++k) {
-    in.push_back(convert(operand(op, k), T));
-    types.push_back(in.back().type.scalar());
-  }
-  // rows: registers sharing every coordinate but the axis, in order along it
-  std::map<Coords, std::vector<std::pair<std::int64_t, int>>> rows;
-  for (int r = 0; r < T.num_regs(); ++r) {
-    Coords c = T.coords(r, 0, 0);
-    const std::int64_t along = c[uax];
-    c[uax] = 0;
-    rows[c].push_back({along, r});
-  }
-  std::vector<DV> out = in;
-  for (auto& [key, regs] : rows) {
-    if (static_cast<std::int64_t>(regs.size()) != shape[uax])
+  ThreadScan ts = scan_in_thread(op, T);
+  for (const auto& run : ts.runs)
+    if (static_cast<std::int64_t>(run.size()) != shape[uax])
       throw tile::error("codegen (gpu): internal error: scan's layout does not hold whole rows in one thread");
-    std::sort(regs.begin(), regs.end());
-    if (reverse) std::reverse(regs.begin(), regs.end());
-    std::vector<llvm::Value*> cur;
-    for (std::size_t i = 0; i < regs.size(); ++i) {
-      std::vector<llvm::Value*> x;
-      for (auto& d : in) x.push_back(d.regs.at(static_cast<std::size_t>(regs[i].second)));
-      cur = i == 0 ? x : combine(*op.region(0), cur, x, types);
-      for (std::size_t k = 0; k < n; ++k) out[k].regs[static_cast<std::size_t>(regs[i].second)] = cur[k];
-    }
-  }
+  std::vector<DV>& out = ts.out;
   for (std::size_t k = 0; k < n; ++k) {
     const ir::Value* r = op.result(static_cast<unsigned>(k));
     out[k].type = r->type;
@@ -245,35 +256,12 @@ void GpuLowering::lower_scan_parallel(const ir::Op& op) {
   if (P.num_regs() > kMaxRegsPerThread)
     unsupported(op, "a scan of a " + std::to_string(len) + "-element axis holds " + std::to_string(P.num_regs()) +
                         " registers a thread, over the GPU backend's " + std::to_string(kMaxRegsPerThread));
-  std::vector<DV> in;
-  std::vector<ir::Type> types;
-  for (unsigned k = 0; k < n; ++k) {
-    in.push_back(convert(operand(op, k), P));
-    types.push_back(in.back().type.scalar());
-  }
   const ir::Block& region = *op.region(0);
-  // chunks: registers sharing every coordinate but a, in scan order along it
-  std::map<Coords, std::vector<std::pair<std::int64_t, int>>> chunks;
-  for (int r = 0; r < P.num_regs(); ++r) {
-    Coords c = P.coords(r, 0, 0);
-    const std::int64_t along = c[uax];
-    c[uax] = 0;
-    chunks[c].push_back({along, r});
-  }
-  std::vector<DV> out = in;
-  std::vector<std::vector<llvm::Value*>> totals;  // per chunk, in map order: its inclusive total
-  for (auto& [key, regs] : chunks) {
-    std::sort(regs.begin(), regs.end());
-    if (reverse) std::reverse(regs.begin(), regs.end());
-    std::vector<llvm::Value*> cur;
-    for (std::size_t i = 0; i < regs.size(); ++i) {
-      std::vector<llvm::Value*> x;
-      for (auto& d : in) x.push_back(d.regs.at(static_cast<std::size_t>(regs[i].second)));
-      cur = i == 0 ? x : combine(region, cur, x, types);
-      for (std::size_t k = 0; k < n; ++k) out[k].regs[static_cast<std::size_t>(regs[i].second)] = cur[k];
-    }
-    totals.push_back(cur);
-  }
+  // 1. in the thread: each chunk (registers sharing every coordinate but a) sequentially
+  ThreadScan ts = scan_in_thread(op, P);
+  std::vector<DV>& out = ts.out;
+  const std::vector<ir::Type>& types = ts.types;
+  const std::vector<std::vector<llvm::Value*>>& totals = ts.totals;
   // a value's predecessor in scan order is lane - d (forward) or lane + d (reverse)
   auto has_pred = [&](int d) {
     return reverse ? B.CreateICmpULT(lane, B.getInt32(static_cast<std::uint32_t>(32 - d)))
@@ -346,18 +334,15 @@ void GpuLowering::lower_scan_parallel(const ir::Op& op) {
     note_smem_read();
   }
   // 4. every element: combine(prefix, its in-chunk value), where there is a prefix
-  std::size_t c = 0;
-  for (auto& [key, regs] : chunks) {
+  for (std::size_t c = 0; c < ts.runs.size(); ++c) {
     llvm::Value* valid = has_prefix;
     if (W > 1) valid = B.CreateOr(valid, warp_has[c]);
-    for (auto& [along, r] : regs) {
-      (void)along;
+    for (int r : ts.runs[c]) {
       std::vector<llvm::Value*> x;
       for (std::size_t k = 0; k < n; ++k) x.push_back(out[k].regs[static_cast<std::size_t>(r)]);
       auto y = select(valid, combine(region, prefix[c], x, types), x);
       for (std::size_t k = 0; k < n; ++k) out[k].regs[static_cast<std::size_t>(r)] = y[k];
     }
-    ++c;
   }
   for (std::size_t k = 0; k < n; ++k) {
     const ir::Value* r = op.result(static_cast<unsigned>(k));
