@@ -22,6 +22,7 @@ using namespace tile::literals;
 using tile::half;
 
 auto layer_norm = bench::make_layer_norm();
+auto layer_norm_fast = bench::make_layer_norm_fast();
 
 using halfs = std::vector<half>;
 
@@ -50,7 +51,7 @@ int main() {
   const std::int64_t M = 4096;
   const float eps = 1e-5f;
 
-  auto b = bench::sweep("gpu-layer-norm", "N", {1024, 2048, 4096, 8192}, {"tile", "D2D copy"}, {"tile", "D2D copy"},
+  auto b = bench::sweep("gpu-layer-norm", "N", {1024, 2048, 4096, 8192}, {"tile", "tile fast div/sqrt", "D2D copy"}, {"tile", "D2D copy"},
                         "GB/s", true);
   std::int64_t n = 0, block = 0;
   int warps = 4;
@@ -59,6 +60,9 @@ int main() {
   std::optional<bench::gpu::d2d_copy> copy;
   auto run_tile = [&] {
     layer_norm[{M}](x, y, w, bias, dmean, drstd, n, n, eps, "BLOCK"_c = block, "num_warps"_c = warps);
+  };
+  auto run_fast = [&] {
+    layer_norm_fast[{M}](x, y, w, bias, dmean, drstd, n, n, eps, "BLOCK"_c = block, "num_warps"_c = warps);
   };
   auto bytes = [&] { return double(2 * M * n + 2 * n) * sizeof(half); };
 
@@ -77,17 +81,20 @@ int main() {
       threads.parallel_for(M, [&](std::size_t r0, std::size_t r1) {
         layer_norm_rows(hx, want.data(), hw, hb, mean.data(), rstd.data(), n, eps, r0, r1);
       });
-      run_tile();
-      const auto got = y.to_host();
-      double err = 0;
-      for (std::size_t i = 0; i < size; ++i) err = std::max(err, double(std::abs(float(got[i]) - want[i])));
-      const std::string what = "tile layer_norm N=" + std::to_string(n);
-      bench::check(what, err, 1.0 / 64);  // f16 output of values up to ~4: an ulp is 2^-8
-      bench::check(what + " (mean)", bench::max_abs_error(bench::download(dmean), mean), 1e-4);
-      bench::check(what + " (rstd)", bench::max_abs_error(bench::download(drstd), rstd), 1e-3);
+      for (int fast = 0; fast < 2; ++fast) {
+        if (fast) run_fast(); else run_tile();
+        const auto got = y.to_host();
+        double err = 0;
+        for (std::size_t i = 0; i < size; ++i) err = std::max(err, double(std::abs(float(got[i]) - want[i])));
+        const std::string what = std::string(fast ? "tile layer_norm_fast" : "tile layer_norm") + " N=" + std::to_string(n);
+        bench::check(what, err, 1.0 / 64);  // f16 output of values up to ~4: an ulp is 2^-8
+        bench::check(what + " (mean)", bench::max_abs_error(bench::download(dmean), mean), 1e-4);
+        bench::check(what + " (rstd)", bench::max_abs_error(bench::download(drstd), rstd), 1e-3);
+      }
       copy.emplace(*dev, std::size_t(M * n + n) * sizeof(half));
     }
     if (provider == "tile") return bench::gpu::gbps(bytes(), bench::median_ms(run_tile, timer.get()));
+    if (provider == "tile fast div/sqrt") return bench::gpu::gbps(bytes(), bench::median_ms(run_fast, timer.get()));
     return bench::gpu::gbps(2.0 * double(copy->bytes()), bench::median_ms([&] { (*copy)(); }, timer.get()));
   });
   std::printf("M = %lld rows, f16 data, f32 statistics, BLOCK = next_pow2(N), num_warps = min(max(BLOCK/256, 1), 8); "

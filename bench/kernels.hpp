@@ -43,8 +43,11 @@ inline auto make_softmax() {
   });
 }
 
-inline auto make_layer_norm() {  // f16 data, f32 statistics
-  return tile::kernel("layer_norm", [](tl::ptr<half> X, tl::ptr<half> Y, tl::ptr<half> W, tl::ptr<half> B,
+/// f16 data, f32 statistics. `triton_numerics`: the statistics' divisions and square root as
+/// Triton computes `/` and tl.sqrt on f32 (tl::fast_div, tl::fast_sqrt: div.full.f32 and
+/// sqrt.approx.f32 on the GPU), as in Triton's tutorial kernel; otherwise IEEE (tile's `/`).
+inline auto make_layer_norm_numerics(bool triton_numerics) {
+  return tile::kernel(triton_numerics ? "layer_norm_fast" : "layer_norm", [triton_numerics](tl::ptr<half> X, tl::ptr<half> Y, tl::ptr<half> W, tl::ptr<half> B,
                                        tl::ptr<float> Mean, tl::ptr<float> Rstd, tl::i32 stride, tl::i32 N, tl::f32 eps,
                                        tl::constexpr_<"BLOCK"> BLOCK) {
     auto row = tl::program_id(0);
@@ -55,14 +58,15 @@ inline auto make_layer_norm() {  // f16 data, f32 statistics
       auto cols = off + tl::arange(0, BLOCK);
       sum += tl::cast<float>(tl::load(x_row + cols, cols < N, 0.0f));
     });
-    auto mean = tl::sum(sum, 0) / N;
+    auto mean = triton_numerics ? tl::fast_div(tl::sum(sum, 0), N) : tl::sum(sum, 0) / N;
     auto sq = tl::zeros<float>({BLOCK});
     tl::for_range(0, N, BLOCK, [&](tl::tensor off) {
       auto cols = off + tl::arange(0, BLOCK);
       auto d = tl::where(cols < N, tl::cast<float>(tl::load(x_row + cols, cols < N, 0.0f)) - mean, 0.0f);
       sq += d * d;
     });
-    auto rstd = 1.0f / tl::sqrt(tl::sum(sq, 0) / N + eps);
+    auto var = (triton_numerics ? tl::fast_div(tl::sum(sq, 0), N) : tl::sum(sq, 0) / N) + eps;
+    auto rstd = triton_numerics ? tl::fast_div(1.0f, tl::fast_sqrt(var)) : 1.0f / tl::sqrt(var);
     tl::store(Mean + row, mean);
     tl::store(Rstd + row, rstd);
     tl::for_range(0, N, BLOCK, [&](tl::tensor off) {
@@ -75,6 +79,9 @@ inline auto make_layer_norm() {  // f16 data, f32 statistics
     });
   });
 }
+
+inline auto make_layer_norm() { return make_layer_norm_numerics(false); }
+inline auto make_layer_norm_fast() { return make_layer_norm_numerics(true); }
 
 /// softmax of rows [r0, r1) of an n-column matrix in plain C++ (the benches' reference; compiled
 /// with each bench's flags, -O3 -march=native).

@@ -226,11 +226,17 @@ llvm::Value* Lowering::scalar_op(const ir::Op& op, std::span<llvm::Value* const>
       return B.CreateCall(callee, {c[0]});
     };
     llvm::Value* r = nullptr;
+    // tl::fast_div / tl::fast_sqrt: the target's approximate instruction where it has one
+    const bool approx = (op.kind == OpKind::div || op.kind == OpKind::sqrt) && !op.attrs.ints.empty() &&
+                        op.attrs.ints[0] == 1;
     switch (op.kind) {
       case OpKind::add: r = B.CreateFAdd(c[0], c[1]); break;
       case OpKind::sub: r = B.CreateFSub(c[0], c[1]); break;
       case OpKind::mul: r = B.CreateFMul(c[0], c[1]); break;
-      case OpKind::div: r = B.CreateFDiv(c[0], c[1]); break;
+      case OpKind::div:
+        if (approx) r = target.approx_fn(*this, static_cast<int>(op.kind), c[0], c[1]);
+        if (!r) r = B.CreateFDiv(c[0], c[1]);
+        break;
       case OpKind::rem:
         r = target.float_rem(*this, c[0], c[1]);
         if (!r) r = B.CreateFRem(c[0], c[1]);
@@ -238,7 +244,10 @@ llvm::Value* Lowering::scalar_op(const ir::Op& op, std::span<llvm::Value* const>
       case OpKind::minimum: r = min_max_num(c[0], c[1], true); break;
       case OpKind::maximum: r = min_max_num(c[0], c[1], false); break;
       case OpKind::fma: r = B.CreateIntrinsic(llvm::Intrinsic::fma, {ct}, {c[0], c[1], c[2]}); break;
-      case OpKind::sqrt: r = B.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, c[0]); break;
+      case OpKind::sqrt:
+        if (approx) r = target.approx_fn(*this, static_cast<int>(op.kind), c[0], nullptr);
+        if (!r) r = B.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, c[0]);
+        break;
       case OpKind::rsqrt:
         r = B.CreateFDiv(llvm::ConstantFP::get(ct, 1.0), B.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, c[0]));
         break;

@@ -71,6 +71,11 @@ class TargetHooks {
   /// Float remainder (C's fmod, exact) of compute-type floats; null: LLVM's frem (exact where
   /// the target lowers it to the C library, as on the CPU).
   virtual llvm::Value* float_rem(Lowering&, llvm::Value* /*x*/, llvm::Value* /*y*/) const { return nullptr; }
+  /// tl::fast_div (kind div: x / y) and tl::fast_sqrt (kind sqrt: sqrt(x), y null) in the
+  /// compute type of x: the target's approximate instruction, or null for the IEEE operation.
+  virtual llvm::Value* approx_fn(Lowering&, int /*ir::OpKind*/, llvm::Value* /*x*/, llvm::Value* /*y*/) const {
+    return nullptr;
+  }
   virtual void emit_fail(Lowering& L, const ir::Op& op, failure kind, llvm::Value* value) const = 0;
 };
 

@@ -92,7 +92,7 @@ node* pointer_cast(const operand_data& x, dtype pointee, src_loc loc) {
 namespace {
 const char* binop_name(binop op) {
   constexpr const char* n[] = {"+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "&&", "||",
-                               "minimum", "maximum", "umulhi", "==", "!=", "<", "<=", ">", ">="};
+                               "minimum", "maximum", "umulhi", "fast_div", "==", "!=", "<", "<=", ">", ">="};
   return n[static_cast<int>(op)];
 }
 
@@ -174,6 +174,12 @@ node* binary(binop op, const operand_data& a, const operand_data& b, src_loc loc
     case binop::minimum: k = OpKind::minimum; break;
     case binop::maximum: k = OpKind::maximum; break;
     case binop::umulhi: k = OpKind::umulhi; break;
+    case binop::div_approx: {
+      if (!t.is_float()) tr.fail("tl::fast_div needs floating-point operands, got " + t.str(), loc);
+      ir::Attrs at;
+      at.ints = {1};  // approximate (ops.def)
+      return create1(OpKind::div, {va, vb}, t, loc, at);
+    }
     default: tr.fail("unhandled binary operator", loc);
   }
   return create1(k, {va, vb}, t, loc);
@@ -206,10 +212,16 @@ node* unary(unop op, const operand_data& a, src_loc loc) {
     case unop::floor: k = OpKind::floor; break;
     case unop::ceil: k = OpKind::ceil; break;
     case unop::erf: k = OpKind::erf; break;
+    case unop::sqrt_approx: k = OpKind::sqrt; break;
   }
   if (float_only && !v->type.is_float()) {
     if ((op == unop::floor || op == unop::ceil)) return v;  // integers are already whole
     v = frontend::convert(v, dtype::f32, loc);                // Triton computes math on ints in f32
+  }
+  if (op == unop::sqrt_approx) {
+    ir::Attrs at;
+    at.ints = {1};  // approximate (ops.def)
+    return create1(k, {v}, v->type, loc, at);
   }
   return create1(k, {v}, v->type, loc);
 }

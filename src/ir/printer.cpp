@@ -99,6 +99,7 @@ class Printer {
       out_ += (i ? ", " : "") + names_[a] + ": " + a->type.str();
       if (i < f.arg_info.size() && f.arg_info[i].divisibility > 1)
         out_ += " {div=" + std::to_string(f.arg_info[i].divisibility) + "}";
+      if (i < f.arg_info.size() && f.arg_info[i].noalias) out_ += " {noalias}";
     }
     out_ += ") {";
     if (locs_ && f.loc.known()) out_ += loc_text(f.loc);
@@ -322,6 +323,10 @@ class Printer {
           t.named.push_back("axis = " + std::to_string(a.ints[0]));
           flag(1, "reverse");
         }
+        break;
+      case OpKind::div:
+      case OpKind::sqrt:
+        if (take(1)) flag(0, "approx");
         break;
       case OpKind::arange:
         if (take(2)) t.named.push_back("start = " + std::to_string(a.ints[0]) + ", end = " + std::to_string(a.ints[1]));

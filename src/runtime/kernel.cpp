@@ -61,6 +61,20 @@ bool int_fits(std::int64_t v, dtype t, bool from_unsigned64) {
   }
 }
 
+/// Whether pointer argument i's memory, [addr, addr + bytes), shares no byte with any other
+/// pointer argument's (ir::ArgInfo::noalias). The same buffer passed twice, or overlapping views
+/// of one, alias; an empty view aliases nothing.
+bool disjoint_from_others(std::span<const launch_arg> args, std::size_t i) {
+  const launch_arg& a = args[i];
+  if (a.bytes == 0) return true;
+  for (std::size_t j = 0; j < args.size(); ++j) {
+    const launch_arg& o = args[j];
+    if (j == i || o.k != launch_arg::kind::pointer || o.bytes == 0) continue;
+    if (a.addr < o.addr + o.bytes && o.addr < a.addr + a.bytes) return false;
+  }
+  return true;
+}
+
 std::string param_str(const param_desc& p) {
   if (p.k == param_desc::kind::pointer) return "tl::ptr<" + std::string(tile::name(p.t)) + ">";
   return "tl::" + std::string(tile::name(p.t));
@@ -174,7 +188,8 @@ void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, 
       if (!p.dev) p.dev = a.alloc->dev.get();
       else if (p.dev != a.alloc->dev.get())
         fail(which() + " is on device '" + a.alloc->dev->name() + "', earlier arguments on '" + p.dev->name() + "'", loc);
-      cls = (a.addr % 16 == 0) ? 'A' : 'a';
+      const bool aligned = a.addr % 16 == 0;
+      cls = disjoint_from_others(args, r) ? (aligned ? 'N' : 'n') : (aligned ? 'A' : 'a');
     } else if (a.k == launch_arg::kind::pointer) {
       fail(which() + " needs a number, got a buffer", loc);
     } else if (is_float(q.t)) {
@@ -265,6 +280,7 @@ std::shared_ptr<compiled> kernel_core::state::build(const prepared& p, std::span
       ir::ArgInfo info;
       info.name = "arg" + std::to_string(r);
       if (q.k == param_desc::kind::pointer && a.addr % 16 == 0) info.divisibility = 16;
+      if (q.k == param_desc::kind::pointer) info.noalias = disjoint_from_others(args, r);
       if (q.k == param_desc::kind::scalar && !is_float(q.t) && a.i % 16 == 0) info.divisibility = 16;
       fn->arg_info.push_back(info);
       if (q.k == param_desc::kind::scalar && !is_float(q.t) && a.i == 1)

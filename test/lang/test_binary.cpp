@@ -822,3 +822,51 @@ TEST_CASE("minimum/maximum order -0 below +0, in both operand orders, for f32, f
   run(0.0);
   run(lt::half(0.0f));
 }
+
+TEST_CASE("binary ops: fast_div and fast_sqrt (Triton's f32 `/` and tl.sqrt) within 2 ulp of IEEE, exact off the GPU") {
+  auto k = tile::kernel("fast_div_sqrt", [](tl::ptr<float> a, tl::ptr<float> b, tl::ptr<float> q, tl::ptr<float> s,
+                                            tl::ptr<double> qd) {
+    auto o = tl::arange(0, 1024);
+    auto x = tl::load(a + o), y = tl::load(b + o);
+    tl::store(q + o, tl::fast_div(x, y));
+    tl::store(s + o, tl::fast_sqrt(tl::abs(x)));
+    tl::store(qd + o, tl::fast_div(tl::cast<double>(x), tl::cast<double>(y)));  // f64: IEEE everywhere
+  });
+  // numerators anywhere in the finite range, divisors within div.full's documented range
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> mant(1.f, 2.f);
+  std::uniform_int_distribution<int> ex(-120, 120), exd(-100, 100), sign(0, 1);
+  std::vector<float> ha(1024), hb(1024);
+  for (std::size_t i = 0; i < ha.size(); ++i) {
+    ha[i] = std::ldexp(mant(rng), ex(rng)) * (sign(rng) ? -1.f : 1.f);
+    hb[i] = std::ldexp(mant(rng), exd(rng)) * (sign(rng) ? -1.f : 1.f);
+  }
+  ha[0] = 0.f, ha[1] = 1.f, hb[1] = 3.f, ha[2] = 6.f, hb[2] = 3.f;  // 1/3, and an exact quotient
+  auto a = dev().upload(ha), b = dev().upload(hb);
+  auto q = dev().alloc<float>(1024), s = dev().alloc<float>(1024);
+  auto qd = dev().alloc<double>(1024);
+  REQUIRE(run([&] { k[{1}](a, b, q, s, qd); }));
+  if (!dev().computes()) return;
+  const int ulps = dev().backend() == "cuda" ? 2 : 0;  // the approximate instructions are NVIDIA's only
+  auto rq = q.to_host(), rs = s.to_host();
+  auto rqd = qd.to_host();
+  for (std::size_t i = 0; i < ha.size(); ++i) {
+    INFO("i = " << i << ", a = " << ha[i] << ", b = " << hb[i]);
+    CHECK(close_ulps(rq[i], ha[i] / hb[i], ulps));
+    CHECK(close_ulps(rs[i], std::sqrt(std::fabs(ha[i])), ulps));
+    CHECK(rqd[i] == static_cast<double>(ha[i]) / static_cast<double>(hb[i]));
+  }
+  CHECK(rq[2] == 2.f);
+}
+
+TEST_CASE("binary ops: fast_div of integers is a trace error naming the line") {
+  auto k = tile::kernel("fast_div_int", [](tl::ptr<int> a) {
+    auto o = tl::arange(0, 16);
+    tl::store(a + o, tl::fast_div(tl::load(a + o), 3));
+  });
+  auto a = dev().alloc<int>(16);
+  std::string msg;
+  CHECK(throws_tile_error([&] { k[{1}](a); }, &msg));
+  CHECK_MESSAGE(msg.find("fast_div needs floating-point operands") != std::string::npos, msg);
+  CHECK_MESSAGE(msg.find("test_binary.cpp") != std::string::npos, msg);
+}

@@ -204,7 +204,66 @@ auto long_cumsum = tile::kernel("long_cumsum", [](tl::ptr<float> x, tl::ptr<floa
   auto offs = tl::arange(0, 4096);
   tl::store(o + offs, tl::cumsum(tl::load(x + offs), 0));
 });
+// layer norm's shape of memory traffic: a store of per-row statistics, then a loop that loads
+// other arguments and stores a third
+auto stats_then_loop = tile::kernel("stats_then_loop", [](tl::ptr<float> x, tl::ptr<float> y, tl::ptr<float> stat,
+                                                          tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
+  auto row = tl::program_id(0);
+  tl::store(stat + row, tl::cast<float>(row));
+  tl::for_range(0, n, BLOCK, [&](tl::tensor off) {
+    auto cols = off + tl::arange(0, BLOCK);
+    tl::store(y + row * n + cols, tl::load(x + row * n + cols, cols < n) * 2.f, cols < n);
+  });
+});
 }  // namespace
+
+TEST_CASE("global memory order: no barrier between accesses of arguments the launch found disjoint") {
+  dump_dir d;
+  auto dev = tile::device::get("null");
+  auto x = dev.alloc<float>(4 * 1024), y = dev.alloc<float>(4 * 1024), stat = dev.alloc<float>(4);
+  SUBCASE("disjoint buffers: the loads need not wait for the stores") {
+    stats_then_loop[{4}](x, y, stat, 1024, "BLOCK"_c = 1024);
+    const std::string ptx = d.read("stats_then_loop", "ptx");
+    INFO(ptx);
+    CHECK(count(ptx, "bar.sync") == 0);
+    CHECK(count(ptx, "ld.global.v4") >= 1);
+  }
+  SUBCASE("x and y one buffer (in place): each iteration's load waits for the last one's stores") {
+    stats_then_loop[{4}](x, x, stat, 1024, "BLOCK"_c = 1024);
+    const std::string ptx = d.read("stats_then_loop", "ptx");
+    INFO(ptx);
+    CHECK(count(ptx, "bar.sync") == 1);
+  }
+  SUBCASE("stat a view inside x: the first load waits for the statistics' store") {
+    stats_then_loop[{1}](x.view(0, 1024), y, x.view(1000, 4), 1024, "BLOCK"_c = 1024);
+    const std::string ptx = d.read("stats_then_loop", "ptx");
+    INFO(ptx);
+    CHECK(count(ptx, "bar.sync") == 1);
+  }
+  SUBCASE("the IR says which arguments are disjoint") {
+    const std::string ir = stats_then_loop.ir(x, x, stat, 1024, "BLOCK"_c = 1024);
+    INFO(ir);
+    CHECK(count(ir, "{noalias}") == 1);  // stat only: x and y are one buffer
+  }
+}
+
+TEST_CASE("fast_div and fast_sqrt are Triton's div.full.f32 and sqrt.approx.f32; `/` and sqrt stay IEEE") {
+  dump_dir d;
+  auto k = tile::kernel("fast_math", [](tl::ptr<float> x, tl::ptr<float> y) {
+    auto o = tl::arange(0, 128);
+    auto v = tl::load(x + o);
+    tl::store(y + o, tl::fast_div(1.0f, tl::fast_sqrt(v)) + v / 3.0f + tl::sqrt(v));
+  });
+  auto dev = tile::device::get("null");
+  auto x = dev.alloc<float>(128), y = dev.alloc<float>(128);
+  k[{1}](x, y);
+  const std::string ptx = d.read("fast_math", "ptx");
+  INFO(ptx);
+  CHECK(count(ptx, "div.full.f32") >= 1);
+  CHECK(count(ptx, "sqrt.approx.f32") >= 1);
+  CHECK(count(ptx, "div.rn.f32") >= 1);
+  CHECK(count(ptx, "sqrt.rn.f32") >= 1);
+}
 
 TEST_CASE("a value converted once serves every later use that wants the same layout") {
   dump_dir d;

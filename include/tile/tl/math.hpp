@@ -39,6 +39,19 @@ inline tensor clamp(const operand& x, const operand& lo, const operand& hi) {
 inline tensor where(const operand& c, const operand& a, const operand& b) {
   return tensor(tile::detail::select(c.d, a.d, b.d, c.loc));
 }
+/// a / b as Triton's `/` computes it on f32 (PTX div.full.f32: at most 2 ulp from the IEEE
+/// quotient for divisors of magnitude 2^-126 … 2^126) on the NVIDIA backend, f16/bf16 too (they
+/// compute in f32); the IEEE quotient on the other backends and for f64. Floats only. For
+/// kernels that want Triton's numerics (and speed) where `/` is exact.
+inline tensor fast_div(const operand& a, const operand& b) {
+  return tensor(tile::detail::binary(tile::detail::binop::div_approx, a.d, b.d, a.loc));
+}
+/// sqrt(x) as Triton's tl.sqrt computes it on f32 (PTX sqrt.approx.f32, relative error at most
+/// 2^-23) on the NVIDIA backend, f16/bf16 too; the IEEE square root on the other backends and
+/// for f64.
+inline tensor fast_sqrt(const operand& x) {
+  return tensor(tile::detail::unary(tile::detail::unop::sqrt_approx, x.d, x.loc));
+}
 /// a * b + c with one rounding.
 inline tensor fma(const operand& a, const operand& b, const operand& c) {
   return tensor(tile::detail::fma(a.d, b.d, c.d, a.loc));

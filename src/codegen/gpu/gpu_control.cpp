@@ -85,8 +85,8 @@ void GpuLowering::lower_control(const ir::Op& op) {
       Carried c = make_phis(init, cur);
       add_incoming(c, init, pre);
       smem_dirty_ = true;
-      const bool body_writes = writes_global(*op.region(0));
-      if (body_writes) global_dirty_ = true;  // the previous iteration's stores
+      const GlobalWrites body_writes = writes_global(*op.region(0));
+      global_dirty_ |= body_writes;  // the previous iteration's stores
       std::vector<DV> args{scalar_dv(iv, it)};
       args.insert(args.end(), cur.begin(), cur.end());
       std::vector<DV> y = fit(lower_region(*op.region(0), args));
@@ -105,7 +105,7 @@ void GpuLowering::lower_control(const ir::Op& op) {
       add_incoming(r, init, pre);
       add_incoming(r, y, latch);
       smem_dirty_ = true;
-      if (body_writes) global_dirty_ = true;
+      global_dirty_ |= body_writes;
       for (std::size_t k = 0; k < res.size(); ++k) {
         res[k].type = op.result(static_cast<unsigned>(k))->type;
         set(op.result(static_cast<unsigned>(k)), res[k]);
@@ -126,8 +126,9 @@ void GpuLowering::lower_control(const ir::Op& op) {
       Carried c = make_phis(init, cur);
       add_incoming(c, init, pre);
       smem_dirty_ = true;
-      const bool loop_writes = writes_global(*op.region(0)) || writes_global(*op.region(1));
-      if (loop_writes) global_dirty_ = true;
+      GlobalWrites loop_writes = writes_global(*op.region(0));
+      loop_writes |= writes_global(*op.region(1));
+      global_dirty_ |= loop_writes;
       std::vector<DV> cv = lower_region(*op.region(0), cur);
       B.CreateCondBr(cv.at(0).regs.at(0), body, exit);
       B.SetInsertPoint(body);
@@ -136,7 +137,7 @@ void GpuLowering::lower_control(const ir::Op& op) {
       B.CreateBr(cond);
       B.SetInsertPoint(exit);
       smem_dirty_ = true;
-      if (loop_writes) global_dirty_ = true;
+      global_dirty_ |= loop_writes;
       for (std::size_t k = 0; k < cur.size(); ++k) {
         cur[k].type = op.result(static_cast<unsigned>(k))->type;
         set(op.result(static_cast<unsigned>(k)), cur[k]);
@@ -149,7 +150,8 @@ void GpuLowering::lower_control(const ir::Op& op) {
       auto* else_bb = llvm::BasicBlock::Create(ctx, "if.else", S.fn);
       auto* merge = llvm::BasicBlock::Create(ctx, "if.end", S.fn);
       B.CreateCondBr(cnd, then_bb, else_bb);
-      const bool dirty = smem_dirty_, gdirty = global_dirty_;
+      const bool dirty = smem_dirty_;
+      const GlobalWrites gdirty = global_dirty_;
       B.SetInsertPoint(then_bb);
       std::vector<DV> tv = fit(lower_region(*op.region(0), {}));
       llvm::BasicBlock* tend = B.GetInsertBlock();

@@ -60,6 +60,7 @@ llvm::Value* GpuLowering::smem_at(llvm::Value* byte_offset) {
 void GpuLowering::barrier() {
   target.barrier(S);
   smem_dirty_ = false;
+  global_dirty_ = {};  // a CTA barrier orders every thread's global accesses before it, too
 }
 
 void GpuLowering::barrier_before_write() {

@@ -77,7 +77,8 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
   depth_ = 0;
   conversions_reused_ = 0;
   rematerialized_ = 0;
-  global_dirty_ = false;
+  global_dirty_ = {};
+  origins_.emplace(f);
   lower_block(f.body);
   llvm::IRBuilder<> eb(S.entry);
   eb.CreateBr(body);
@@ -87,6 +88,7 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
   if (llvm::verifyFunction(*S.fn, &os))
     throw tile::error("codegen (gpu): internal error: invalid LLVM IR for kernel '" + f.name + "': " + os.str());
   values_.clear();
+  origins_.reset();
   S.mod = nullptr;
   S.fn = nullptr;
   return m;
@@ -181,12 +183,47 @@ void GpuLowering::lower_op(const ir::Op& op) {
   const ir::Type& t = rt();
   DV out{t.is_scalar() ? layout::scalar_layout(plan.num_warps) : plan.at(op.result()), {}, t};
   const std::size_t n = in.empty() ? 1 : in[0].regs.size();
+  const std::size_t same = t.is_scalar() ? 1 : equal_registers(out.layout, op.result());
   for (std::size_t r = 0; r < n; ++r) {
+    if (r % same) {  // proven equal to the first register of its run: computed once
+      out.regs.push_back(out.regs[r - r % same]);
+      continue;
+    }
     std::vector<llvm::Value*> args;
     for (const DV& d : in) args.push_back(d.regs.size() == 1 ? d.regs[0] : d.regs.at(r));
     out.regs.push_back(S.scalar_op(op, args));
   }
   set(op.result(), std::move(out));
+}
+
+std::size_t GpuLowering::equal_registers(const layout::LinearLayout& l, const ir::Value* v) const {
+  // the leading register bits that step one element along one axis
+  if (l.reg.empty()) return 1;
+  int ax = -1;
+  for (std::size_t d = 0; d < l.reg[0].size(); ++d)
+    if (l.reg[0][d] == 1) ax = static_cast<int>(d);
+  if (ax < 0) return 1;
+  const auto ua = static_cast<std::size_t>(ax);
+  const auto& c = axis.at(v).constancy;
+  if (ua >= c.size() || c[ua] <= 1) return 1;
+  std::size_t n = 0;
+  for (const auto& b : l.reg) {
+    layout::Coords want(b.size(), 0);
+    want[ua] = std::int64_t{1} << n;
+    if (b != want || (std::int64_t{2} << n) > c[ua]) break;
+    ++n;
+  }
+  if (n == 0) return 1;
+  // the run starts at a multiple of its length only if no other basis moves the low bits of
+  // the axis coordinate (constancy counts runs from coordinate 0)
+  const std::int64_t low = (std::int64_t{1} << n) - 1;
+  auto clean = [&](const std::vector<layout::Coords>& bases, std::size_t from) {
+    for (std::size_t i = from; i < bases.size(); ++i)
+      if (bases[i][ua] & low) return false;
+    return true;
+  };
+  if (!clean(l.reg, n) || !clean(l.lane, 0) || !clean(l.warp, 0)) return 1;
+  return std::size_t{1} << n;
 }
 
 }  // namespace tile::codegen::gpu

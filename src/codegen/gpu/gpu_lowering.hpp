@@ -31,11 +31,25 @@
 #include <vector>
 
 #include "analysis/axis_info.hpp"
+#include "analysis/pointer_origin.hpp"
 #include "codegen/gpu/gpu_target.hpp"
 #include "codegen/lowering.hpp"
 #include "layout/assign_layouts.hpp"
 
 namespace tile::codegen::gpu {
+
+/// Global stores since the last barrier, by where their pointers come from
+/// (analysis/pointer_origin.hpp).
+struct GlobalWrites {
+  std::uint64_t own = 0;  // bit i: through kernel argument i, whose memory no other argument reaches
+  bool shared = false;    // through an argument that may share memory with another
+  bool unknown = false;   // through a pointer of no known origin (may be anywhere)
+  bool any() const { return own || shared || unknown; }
+  GlobalWrites& operator|=(const GlobalWrites& o) {
+    own |= o.own, shared |= o.shared, unknown |= o.unknown;
+    return *this;
+  }
+};
 
 /// A distributed value: register r of the calling thread holds element layout.coords(r, lane, warp).
 struct DV {
@@ -103,18 +117,20 @@ class GpuLowering {
   void barrier_before_write();
   void barrier();
   void note_smem_read() { smem_dirty_ = true; }
-  /// Global memory: a load or atomic after a store or atomic of the same program waits at a
-  /// barrier (the interpreter's whole-tile order: another thread of the CTA may have written the
-  /// element — replicated layouts, different layouts of one buffer). Control flow counts a
-  /// region that writes as a write at its entry and exit.
-  void note_global_write() { global_dirty_ = true; }
-  void barrier_before_global_read() {
-    if (global_dirty_) {
-      barrier();
-      global_dirty_ = false;
-    }
-  }
-  static bool writes_global(const ir::Block& b);
+  /// Global memory: a load or atomic after a store or atomic of the same program that may touch
+  /// the same bytes waits at a barrier (the interpreter's whole-tile order: another thread of the
+  /// CTA may have written the element — replicated layouts, different layouts of one buffer).
+  /// Accesses whose pointers come from different arguments that the launch found disjoint
+  /// (ir::ArgInfo::noalias) cannot meet and need none. Control flow counts a region that writes
+  /// as a write at its entry and exit.
+  GlobalWrites writes_through(const ir::Value* ptr) const;
+  void note_global_write(const ir::Value* ptr) { global_dirty_ |= writes_through(ptr); }
+  void barrier_before_global_read(const ir::Value* ptr);
+  GlobalWrites writes_global(const ir::Block& b) const;
+  /// Registers of `l` that axis info proves hold equal values of `v` come in aligned runs of
+  /// this many (constancy along the registers' leading axis); 1 when nothing is proven.
+  /// Elementwise ops compute one value per run.
+  std::size_t equal_registers(const layout::LinearLayout& l, const ir::Value* v) const;
 
   // ---- ops ----
   void lower_block(const ir::Block& blk);
@@ -172,7 +188,8 @@ class GpuLowering {
  private:
   std::uint64_t smem_bytes_ = 0;
   bool smem_dirty_ = false;
-  bool global_dirty_ = false;
+  GlobalWrites global_dirty_;
+  std::optional<analysis::PointerOrigins> origins_;
 };
 
 }  // namespace tile::codegen::gpu

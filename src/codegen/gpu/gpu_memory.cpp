@@ -39,10 +39,38 @@ std::pair<int, int> register_run(const layout::LinearLayout& l) {
 
 }  // namespace
 
-bool GpuLowering::writes_global(const ir::Block& blk) {
-  bool w = false;
+GlobalWrites GpuLowering::writes_through(const ir::Value* ptr) const {
+  GlobalWrites w;
+  const std::optional<unsigned> a = origins_ ? origins_->origin(ptr) : std::nullopt;
+  const auto& info = S.ir_fn->arg_info;
+  if (!a)
+    w.unknown = true;
+  else if (*a < 64 && *a < info.size() && info[*a].noalias)
+    w.own = std::uint64_t{1} << *a;
+  else
+    w.shared = true;
+  return w;
+}
+
+void GpuLowering::barrier_before_global_read(const ir::Value* ptr) {
+  const GlobalWrites r = writes_through(ptr);
+  // An argument's own memory (noalias) is reached only through it: a read of it meets the writes
+  // through it and those of unknown origin; a read through another argument meets no write to
+  // an argument's own memory; a read of unknown origin meets every write.
+  const bool meets = r.own       ? global_dirty_.unknown || (global_dirty_.own & r.own) != 0
+                     : r.shared ? global_dirty_.unknown || global_dirty_.shared
+                                : global_dirty_.any();
+  if (meets) {
+    barrier();
+    global_dirty_ = {};
+  }
+}
+
+GlobalWrites GpuLowering::writes_global(const ir::Block& blk) const {
+  GlobalWrites w;
   ir::walk(const_cast<ir::Block&>(blk), [&](const ir::Op& o) {
-    w |= o.kind == OpKind::store || o.kind == OpKind::atomic_rmw || o.kind == OpKind::atomic_cas;
+    if (o.kind == OpKind::store || o.kind == OpKind::atomic_rmw || o.kind == OpKind::atomic_cas)
+      w |= writes_through(o.operand(0));
   });
   return w;
 }
@@ -80,8 +108,9 @@ void GpuLowering::lower_memory(const ir::Op& op) {
   // words of a run: n x i32 when the run is 32 bits or more
   auto words = [&](int w) -> int { return static_cast<int>(w * es * 8 >= 32 ? w * es / 4 : 0); };
 
-  if (op.kind == OpKind::load || op.kind == OpKind::atomic_rmw || op.kind == OpKind::atomic_cas) barrier_before_global_read();
-  if (op.kind != OpKind::load) note_global_write();
+  if (op.kind == OpKind::load || op.kind == OpKind::atomic_rmw || op.kind == OpKind::atomic_cas)
+    barrier_before_global_read(op.operand(0));
+  if (op.kind != OpKind::load) note_global_write(op.operand(0));
   switch (op.kind) {
     case OpKind::load: {
       const bool has_mask = op.attrs.ints.at(0) != 0, has_other = op.attrs.ints.at(1) != 0;

@@ -87,6 +87,9 @@ cuda_device_info query_device(const cuda_api& api, int index) {
   info.max_shared_per_sm = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
   info.max_registers_per_block = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
   info.l2_bytes = attr(cu::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+  info.clock_rate_khz = attr(cu::CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+  info.memory_clock_rate_khz = attr(cu::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+  info.memory_bus_width = attr(cu::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
   info.max_grid[0] = static_cast<std::uint32_t>(attr(cu::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X));
   info.max_grid[1] = static_cast<std::uint32_t>(attr(cu::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y));
   info.max_grid[2] = static_cast<std::uint32_t>(attr(cu::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z));

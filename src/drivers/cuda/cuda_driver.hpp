@@ -45,6 +45,9 @@ struct cuda_device_info {
   int max_shared_per_sm = 0;             // bytes
   int max_registers_per_block = 0;
   int l2_bytes = 0;
+  int clock_rate_khz = 0;                // SM clock (CU_DEVICE_ATTRIBUTE_CLOCK_RATE)
+  int memory_clock_rate_khz = 0;         // memory clock
+  int memory_bus_width = 0;              // bits
   std::size_t total_memory = 0;          // bytes
   std::uint32_t max_grid[3] = {0, 0, 0};
   int driver_version = 0;                // cuDriverGetVersion: 13000 for CUDA 13.0

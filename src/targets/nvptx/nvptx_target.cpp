@@ -5,6 +5,7 @@
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -206,6 +207,21 @@ void NvptxTarget::finish_kernel(codegen::Lowering& L, std::uint64_t) const {
 
 llvm::Value* NvptxTarget::float_rem(codegen::Lowering& L, llvm::Value* x, llvm::Value* y) const {
   return codegen::gpu::exact_fmod(L, x, y);
+}
+
+llvm::Value* NvptxTarget::approx_fn(codegen::Lowering& L, int kind, llvm::Value* x, llvm::Value* y) const {
+  auto& b = *L.b;
+  if (!x->getType()->isFloatTy()) return nullptr;
+  switch (static_cast<OpKind>(kind)) {
+    case OpKind::div: {  // no intrinsic has div.full: at most 2 ulp for divisors in [2^-126, 2^126]
+      auto* f32 = b.getFloatTy();
+      auto* asm_fn = llvm::InlineAsm::get(llvm::FunctionType::get(f32, {f32, f32}, false), "div.full.f32 $0, $1, $2;",
+                                          "=f,f,f", /*hasSideEffects=*/false);
+      return b.CreateCall(asm_fn, {x, y});
+    }
+    case OpKind::sqrt: return b.CreateIntrinsic(llvm::Intrinsic::nvvm_sqrt_approx_f, {}, {x});
+    default: return nullptr;
+  }
 }
 
 llvm::Value* NvptxTarget::math_fn(codegen::Lowering& L, int kind, llvm::Value* x) const {

@@ -35,6 +35,8 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   void finish_kernel(codegen::Lowering& L, std::uint64_t scratch_bytes) const override;
   llvm::Value* math_fn(codegen::Lowering& L, int kind, llvm::Value* x) const override;
   llvm::Value* float_rem(codegen::Lowering& L, llvm::Value* x, llvm::Value* y) const override;
+  /// f32 only: div.full.f32 (Triton's `/`), sqrt.approx.f32 (Triton's tl.sqrt).
+  llvm::Value* approx_fn(codegen::Lowering& L, int kind, llvm::Value* x, llvm::Value* y) const override;
 
   llvm::Value* thread_id(codegen::Lowering& L) const override;
   void barrier(codegen::Lowering& L) const override;

@@ -36,10 +36,12 @@ struct operand_data {
 enum class binop : std::uint8_t {
   add, sub, mul, div, rem, bit_and, bit_or, bit_xor, shl, shr,
   logical_and, logical_or, minimum, maximum, umulhi,
-  eq, ne, lt, le, gt, ge,
+  div_approx,  // tl::fast_div
+  eq, ne, lt, le, gt, ge,  // comparisons last (binary() tests op >= eq)
 };
 enum class unop : std::uint8_t {
   neg, bit_not, logical_not, exp, exp2, log, log2, sqrt, rsqrt, sin, cos, abs, floor, ceil, erf,
+  sqrt_approx,  // tl::fast_sqrt
 };
 enum class atomic_kind : std::uint8_t { add, max, min, xchg, bit_and, bit_or, bit_xor };
 enum class precision : std::uint8_t { tf32, tf32x3, ieee };
