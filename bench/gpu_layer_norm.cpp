@@ -4,6 +4,9 @@
 // BLOCKs three times (mean, variance, normalize). BLOCK and num_warps as the tutorial picks them:
 // BLOCK = min(65536 / 2, next_pow2(N)) (so one BLOCK holds the row here), num_warps =
 // min(max(BLOCK / 256, 1), 8). Against the device's copy bandwidth measured in the same run.
+// Two more columns: the same kernel with Triton's statistics numerics (tl::fast_div/fast_sqrt),
+// and "row in registers" (bench::make_layer_norm_row: the row loaded once, N <= BLOCK), whose
+// Triton twin bench/triton/layer_norm.py times as well.
 //
 // Metric: GB/s = bytes moved / median time, for both columns:
 //   tile      (2·M·N + 2·N)·2 bytes: x read and y written (the tutorial's count), plus w and b
@@ -23,6 +26,7 @@ using tile::half;
 
 auto layer_norm = bench::make_layer_norm();
 auto layer_norm_fast = bench::make_layer_norm_fast();
+auto layer_norm_row = bench::make_layer_norm_row();
 
 using halfs = std::vector<half>;
 
@@ -51,7 +55,8 @@ int main() {
   const std::int64_t M = 4096;
   const float eps = 1e-5f;
 
-  auto b = bench::sweep("gpu-layer-norm", "N", {1024, 2048, 4096, 8192}, {"tile", "tile fast div/sqrt", "D2D copy"}, {"tile", "D2D copy"},
+  auto b = bench::sweep("gpu-layer-norm", "N", {1024, 2048, 4096, 8192}, {"tile", "tile fast div/sqrt", "tile row in registers", "D2D copy"},
+                        {"tile", "D2D copy"},
                         "GB/s", true);
   std::int64_t n = 0, block = 0;
   int warps = 4;
@@ -63,6 +68,9 @@ int main() {
   };
   auto run_fast = [&] {
     layer_norm_fast[{M}](x, y, w, bias, dmean, drstd, n, n, eps, "BLOCK"_c = block, "num_warps"_c = warps);
+  };
+  auto run_row = [&] {
+    layer_norm_row[{M}](x, y, w, bias, dmean, drstd, n, n, eps, "BLOCK"_c = block, "num_warps"_c = warps);
   };
   auto bytes = [&] { return double(2 * M * n + 2 * n) * sizeof(half); };
 
@@ -81,12 +89,15 @@ int main() {
       threads.parallel_for(M, [&](std::size_t r0, std::size_t r1) {
         layer_norm_rows(hx, want.data(), hw, hb, mean.data(), rstd.data(), n, eps, r0, r1);
       });
-      for (int fast = 0; fast < 2; ++fast) {
-        if (fast) run_fast(); else run_tile();
+      for (int fast = 0; fast < 3; ++fast) {
+        y.fill_zero();  // each variant must write every output itself
+        if (fast == 0) run_tile();
+        if (fast == 1) run_fast();
+        if (fast == 2) run_row();
         const auto got = y.to_host();
         double err = 0;
         for (std::size_t i = 0; i < size; ++i) err = std::max(err, double(std::abs(float(got[i]) - want[i])));
-        const std::string what = std::string(fast ? "tile layer_norm_fast" : "tile layer_norm") + " N=" + std::to_string(n);
+        const std::string what = std::string(fast == 0 ? "tile layer_norm" : fast == 1 ? "tile layer_norm_fast" : "tile layer_norm_row") + " N=" + std::to_string(n);
         bench::check(what, err, 1.0 / 64);  // f16 output of values up to ~4: an ulp is 2^-8
         bench::check(what + " (mean)", bench::max_abs_error(bench::download(dmean), mean), 1e-4);
         bench::check(what + " (rstd)", bench::max_abs_error(bench::download(drstd), rstd), 1e-3);
@@ -94,6 +105,7 @@ int main() {
       copy.emplace(*dev, std::size_t(M * n + n) * sizeof(half));
     }
     if (provider == "tile") return bench::gpu::gbps(bytes(), bench::median_ms(run_tile, timer.get()));
+    if (provider == "tile row in registers") return bench::gpu::gbps(bytes(), bench::median_ms(run_row, timer.get()));
     if (provider == "tile fast div/sqrt") return bench::gpu::gbps(bytes(), bench::median_ms(run_fast, timer.get()));
     return bench::gpu::gbps(2.0 * double(copy->bytes()), bench::median_ms([&] { (*copy)(); }, timer.get()));
   });

@@ -81,6 +81,29 @@ inline auto make_layer_norm_numerics(bool triton_numerics) {
 }
 
 inline auto make_layer_norm() { return make_layer_norm_numerics(false); }
+
+/// The same statistics and output (two passes over the values: mean, then the centred sum of
+/// squares; IEEE `/` and sqrt) for rows that fit one BLOCK (N <= BLOCK): the row is loaded once
+/// and kept in registers, as Triton's softmax tutorial keeps its row, instead of being read
+/// three times. bench/triton/layer_norm.py times Triton's version of this kernel too.
+inline auto make_layer_norm_row() {
+  return tile::kernel("layer_norm_row", [](tl::ptr<half> X, tl::ptr<half> Y, tl::ptr<half> W, tl::ptr<half> B,
+                                           tl::ptr<float> Mean, tl::ptr<float> Rstd, tl::i32 stride, tl::i32 N,
+                                           tl::f32 eps, tl::constexpr_<"BLOCK"> BLOCK) {
+    auto row = tl::program_id(0);
+    auto cols = tl::arange(0, BLOCK);
+    auto mask = cols < N;
+    auto x = tl::cast<float>(tl::load(X + row * stride + cols, mask, 0.0f));
+    auto mean = tl::sum(x, 0) / N;
+    auto d = tl::where(mask, x - mean, 0.0f);
+    auto rstd = 1.0f / tl::sqrt(tl::sum(d * d, 0) / N + eps);
+    tl::store(Mean + row, mean);
+    tl::store(Rstd + row, rstd);
+    auto w = tl::cast<float>(tl::load(W + cols, mask));
+    auto b = tl::cast<float>(tl::load(B + cols, mask));
+    tl::store(Y + row * stride + cols, tl::cast<tl::f16>(d * rstd * w + b), mask);
+  });
+}
 inline auto make_layer_norm_fast() { return make_layer_norm_numerics(true); }
 
 /// softmax of rows [r0, r1) of an n-column matrix in plain C++ (the benches' reference; compiled

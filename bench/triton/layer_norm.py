@@ -1,7 +1,8 @@
 """Triton's reference for bench/gpu_layer_norm.cpp: layer norm forward as in Triton's tutorial 05
 (x, y, weight, bias in f16; each row's mean and 1/std in f32), M = 4096 rows, N = 1024 ... 8192:
 the tutorial-style kernel (one program per row, the row walked in BLOCKs three times; BLOCK =
-min(65536 / 2, next_pow2(N)), num_warps = min(max(BLOCK / 256, 1), 8)), torch's
+min(65536 / 2, next_pow2(N)), num_warps = min(max(BLOCK / 256, 1), 8)), the same with the row
+loaded once and kept in registers (bench::make_layer_norm_row's twin), torch's
 F.layer_norm, and the device's copy bandwidth ((M*N + N)*2 bytes copied, counted 2x).
 GB/s = (2*M*N + 2*N)*2 bytes / median time (x read, y written, w and b read). Writes
 triton-layer-norm.csv."""
@@ -42,10 +43,27 @@ def layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK: tl.constexpr):
         tl.store(Y + cols, ((v - mean) * rstd * w + b).to(tl.float16), mask=mask)
 
 
+@triton.jit
+def layer_norm_fwd_row(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK: tl.constexpr):
+    # bench::make_layer_norm_row's twin: the row (N <= BLOCK) loaded once and kept in registers
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    x = tl.load(X + row * stride + cols, mask=mask, other=0.).to(tl.float32)
+    mean = tl.sum(x, axis=0) / N
+    d = tl.where(mask, x - mean, 0.)
+    rstd = 1 / tl.sqrt(tl.sum(d * d, axis=0) / N + eps)
+    tl.store(Mean + row, mean)
+    tl.store(Rstd + row, rstd)
+    w = tl.load(W + cols, mask=mask).to(tl.float32)
+    b = tl.load(B + cols, mask=mask).to(tl.float32)
+    tl.store(Y + row * stride + cols, (d * rstd * w + b).to(tl.float16), mask=mask)
+
+
 def main():
     M, eps = 4096, 1e-5
     sizes = [1024, 2048, 4096, 8192]
-    cols = {"triton": [], "torch": [], "D2D copy": []}
+    cols = {"triton": [], "triton row in registers": [], "torch": [], "D2D copy": []}
     for n in sizes:
         x = (torch.rand(M, n, device="cuda") * 4 - 2).to(torch.float16)
         w = (torch.rand(n, device="cuda") * 2 - 1).to(torch.float16)
@@ -59,13 +77,19 @@ def main():
         def run_triton():
             layer_norm_fwd[(M,)](x, y, w, b, mean, rstd, x.stride(0), n, eps, BLOCK=block, num_warps=warps)
 
-        run_triton()
+        def run_triton_row():
+            layer_norm_fwd_row[(M,)](x, y, w, b, mean, rstd, x.stride(0), n, eps, BLOCK=block, num_warps=warps)
+
         want = torch.nn.functional.layer_norm(x.float(), (n,), w.float(), b.float(), eps)
-        err = (y.float() - want).abs().max().item()
-        if err > 1 / 64:
-            sys.exit(f"triton layer_norm N={n}: max error {err:.3g}")
+        for name, fn in (("layer_norm", run_triton), ("layer_norm_row", run_triton_row)):
+            y.zero_()
+            fn()
+            err = (y.float() - want).abs().max().item()
+            if err > 1 / 64:
+                sys.exit(f"triton {name} N={n}: max error {err:.3g}")
         nbytes = (2 * M * n + 2 * n) * 2
         cols["triton"].append(_common.gbps(nbytes, _common.median_ms(run_triton)))
+        cols["triton row in registers"].append(_common.gbps(nbytes, _common.median_ms(run_triton_row)))
         cols["torch"].append(_common.gbps(nbytes, _common.median_ms(
             lambda: torch.nn.functional.layer_norm(x, (n,), w, b, eps))))
         src = torch.empty((M * n + n) * 2, device="cuda", dtype=torch.uint8)
