@@ -4,8 +4,10 @@
 
 #include "tile/core/dtype.hpp"
 #include "tile/core/error.hpp"
+#include "tile/runtime/autotune.hpp"
 #include "tile/runtime/device.hpp"
 #include "tile/runtime/kernel.hpp"
+#include "tile/runtime/prof.hpp"
 #include "tile/tl/control.hpp"
 #include "tile/tl/creation.hpp"
 #include "tile/tl/debug.hpp"

@@ -14,6 +14,7 @@
 
 #include "frontend/trace.hpp"
 #include "runtime/device_impl.hpp"
+#include "runtime/prof/recorder.hpp"
 #include "tile/runtime/kernel.hpp"
 #include "transforms/pipeline.hpp"
 
@@ -162,6 +163,7 @@ struct kernel_core::state {
   void prepare(prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const;
   std::shared_ptr<compiled> get(const prepared& p, std::span<const launch_arg> args, src_loc loc);
   std::shared_ptr<compiled> build(const prepared& p, std::span<const launch_arg> args) const;
+  std::shared_ptr<ir::Function> trace(const prepared& p, std::span<const launch_arg> args) const;
   [[noreturn]] void fail(const std::string& m, src_loc loc) const { throw tile::error(m, loc, name); }
 };
 
@@ -264,6 +266,13 @@ void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, 
 }
 
 std::shared_ptr<compiled> kernel_core::state::build(const prepared& p, std::span<const launch_arg> args) const {
+  auto c = std::make_shared<compiled>();
+  c->fn = trace(p, args);
+  c->mod = p.dev->compile(c->fn);
+  return c;
+}
+
+std::shared_ptr<ir::Function> kernel_core::state::trace(const prepared& p, std::span<const launch_arg> args) const {
   auto fn = std::make_shared<ir::Function>();
   fn->name = name;
   fn->loc = defined_at;
@@ -293,10 +302,7 @@ std::shared_ptr<compiled> kernel_core::state::build(const prepared& p, std::span
     trace.builder().create(ir::OpKind::ret, {}, {}, {}, defined_at);
   }
   transforms::canonicalize(*fn, transforms::PassManager::Options::from_env());
-  auto c = std::make_shared<compiled>();
-  c->fn = fn;
-  c->mod = p.dev->compile(fn);
-  return c;
+  return fn;
 }
 
 std::shared_ptr<compiled> kernel_core::state::get(const prepared& p, std::span<const launch_arg> args, src_loc loc) {
@@ -365,6 +371,16 @@ std::string kernel_core::ir(std::span<const launch_arg> args, std::span<const me
   return ir::print(*s_->get(p, args, loc)->fn);
 }
 
+std::uint64_t kernel_core::ir_hash(std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const {
+  state::prepared p(s_->meta_names.size());
+  s_->prepare(p, args, metas, loc);
+  try {
+    return ir::structural_hash(*s_->trace(p, args));
+  } catch (const tile::error& e) {
+    throw e.where().known() ? e : tile::error(e.message(), loc, s_->name);
+  }
+}
+
 std::shared_ptr<const drivers::module> kernel_core::module(std::span<const launch_arg> args,
                                                            std::span<const meta_value> metas, src_loc loc) const {
   state::prepared p(s_->meta_names.size());
@@ -426,7 +442,13 @@ void kernel_core::launch(const launch_grid& grid, std::span<const launch_arg> ar
     ++r;
   }
   try {
-    p.dev->driver().launch(*c->mod, cfg, kargs.span());
+    if (prof::detail::observed()) {  // a profiling session or a launch hook (src/runtime/prof)
+      prof::detail::launch_observer obs(*p.dev, cfg, args.size());
+      p.dev->driver().launch(*c->mod, cfg, kargs.span());
+      obs.done();
+    } else {
+      p.dev->driver().launch(*c->mod, cfg, kargs.span());
+    }
   } catch (const tile::error& e) {
     if (e.kernel().empty()) throw tile::error(e.message(), e.where().known() ? e.where() : loc, s_->name);
     throw;

@@ -58,6 +58,10 @@ class stream {
   std::shared_ptr<detail::device_impl> dev_;
 };
 
+namespace detail {
+class autotuner_core;
+}
+
 class device {
  public:
   /// The best backend present (CUDA, HIP, CPU JIT, interpreter, in that order as they land),
@@ -125,6 +129,7 @@ class device {
   bool operator==(const device& o) const { return impl_ == o.impl_; }
 
  private:
+  friend class detail::autotuner_core;  // times the device its launch arguments live on
   explicit device(std::shared_ptr<detail::device_impl> i) : impl_(std::move(i)) {}
   std::shared_ptr<detail::device_impl> impl_;
 };

@@ -155,6 +155,9 @@ class kernel_core {
   /// (internal: for tools that launch it through the driver themselves, src/runtime/kernel_access.hpp).
   std::shared_ptr<const drivers::module> module(std::span<const launch_arg> args, std::span<const meta_value> metas,
                                                 src_loc loc) const;
+  /// The structural hash of the tile IR these arguments trace to (traced now, not cached, not
+  /// compiled): what the autotuner's disk cache keys on, so an edited kernel is tuned again.
+  std::uint64_t ir_hash(std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const;
   const std::string& name() const;
   /// Number of specializations traced so far.
   std::size_t traces() const;
@@ -489,6 +492,10 @@ struct named {
 
 template <class F>
 class kernel_t;
+template <class F>
+class autotuned_kernel;
+template <class F>
+class bound_autotuned;
 
 /// A kernel bound to a grid; calling it launches.
 template <class F>
@@ -547,6 +554,8 @@ class kernel_t {
 
  private:
   friend class bound_launch<F>;
+  friend class autotuned_kernel<F>;
+  friend class bound_autotuned<F>;
   template <class... A>
   static constexpr void check() {
     using C = detail::launch_check<params, A...>;
