@@ -106,6 +106,45 @@ inline auto make_layer_norm_row() {
 }
 inline auto make_layer_norm_fast() { return make_layer_norm_numerics(true); }
 
+/// Triton's matmul tutorial (sample 03's kernel without the activation): f16 in, f32 accumulate,
+/// f16 out, grouped program order. The autotuning bench's kernel.
+inline auto make_matmul() {
+  return tile::kernel("matmul", [](tl::ptr<half> a, tl::ptr<half> b, tl::ptr<half> c, tl::i32 M, tl::i32 N, tl::i32 K,
+                                   tl::i32 stride_am, tl::i32 stride_ak, tl::i32 stride_bk, tl::i32 stride_bn,
+                                   tl::i32 stride_cm, tl::i32 stride_cn, tl::constexpr_<"BLOCK_M"> BM,
+                                   tl::constexpr_<"BLOCK_N"> BN, tl::constexpr_<"BLOCK_K"> BK,
+                                   tl::constexpr_<"GROUP_M"> GROUP_M) {
+    using tl::_;
+    using tl::newaxis;
+    auto pid = tl::program_id(0);
+    auto num_pid_m = tl::cdiv(M, BM);
+    auto num_pid_n = tl::cdiv(N, BN);
+    auto num_pid_in_group = GROUP_M * num_pid_n;
+    auto group_id = pid / num_pid_in_group;
+    auto first_pid_m = group_id * GROUP_M;
+    auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);
+    auto pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m;
+    auto pid_n = (pid % num_pid_in_group) / group_size_m;
+    auto offs_am = (pid_m * BM + tl::arange(0, BM)) % M;
+    auto offs_bn = (pid_n * BN + tl::arange(0, BN)) % N;
+    auto offs_k = tl::arange(0, BK);
+    auto a_ptrs = a + (offs_am(_, newaxis) * stride_am + offs_k(newaxis, _) * stride_ak);
+    auto b_ptrs = b + (offs_k(_, newaxis) * stride_bk + offs_bn(newaxis, _) * stride_bn);
+    auto acc = tl::zeros<float>({BM, BN});
+    tl::for_range(0, tl::cdiv(K, BK), [&](tl::tensor k) {
+      auto av = tl::load(a_ptrs, offs_k(newaxis, _) < K - k * BK, 0.0f);
+      auto bv = tl::load(b_ptrs, offs_k(_, newaxis) < K - k * BK, 0.0f);
+      acc = tl::dot(av, bv, acc);
+      a_ptrs += BK * stride_ak;
+      b_ptrs += BK * stride_bk;
+    });
+    auto offs_cm = pid_m * BM + tl::arange(0, BM);
+    auto offs_cn = pid_n * BN + tl::arange(0, BN);
+    auto c_ptrs = c + stride_cm * offs_cm(_, newaxis) + stride_cn * offs_cn(newaxis, _);
+    tl::store(c_ptrs, tl::cast<tl::f16>(acc), (offs_cm(_, newaxis) < M) & (offs_cn(newaxis, _) < N));
+  });
+}
+
 /// softmax of rows [r0, r1) of an n-column matrix in plain C++ (the benches' reference; compiled
 /// with each bench's flags, -O3 -march=native).
 inline void softmax_rows(const float* x, float* y, std::size_t n, std::size_t r0, std::size_t r1) {

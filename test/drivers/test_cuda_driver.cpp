@@ -108,6 +108,9 @@ CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) {
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = 164 * 1024; break;
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *v = 65536; break;
     case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 40 << 20; break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = 1410000; break;  // kHz (an A100's)
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = 1215000; break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *v = 5120; break;
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 0x7fffffff; break;
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *v = 65535; break;
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = 65535; break;
@@ -606,6 +609,9 @@ TEST_CASE("cuda driver (fake API): device info, primary context, memory") {
     CHECK(info.compute_capability() == 80);
     CHECK(info.max_shared_per_block_optin == 163 * 1024);
     CHECK(info.l2_bytes == 40 << 20);
+    CHECK(info.clock_rate_khz == 1410000);  // the profiler's device info (Proton's clock_rate …)
+    CHECK(info.memory_clock_rate_khz == 1215000);
+    CHECK(info.memory_bus_width == 5120);
     CHECK(info.total_memory == std::size_t{1} << 30);
     CHECK(info.max_grid[1] == 65535);
     CHECK(info.describe() == "Fake GPU (sm_80, 4 SMs, 1.0 GiB)");

@@ -38,7 +38,9 @@ using clock = std::chrono::steady_clock;
 const clock::time_point g_epoch = clock::now();
 double host_us(clock::time_point t) { return std::chrono::duration<double, std::micro>(t - g_epoch).count(); }
 
-constexpr std::size_t kMaxPending = 1 << 14;
+// Past this many launches waiting for their times, the oldest half is resolved: their events
+// (long finished on the GPU) go back to the pool, so a long session creates few events.
+constexpr std::size_t kMaxPending = 1024;
 
 struct session {
   int id = 0;
@@ -95,7 +97,11 @@ std::map<const drivers::cuda_driver*, std::unique_ptr<cuda_clock>> g_clocks;
 drivers::cupti_tracer* g_cupti = nullptr;
 std::string g_cupti_why;
 bool g_cupti_tried = false;
-std::map<std::uint64_t, std::pair<double, double>> g_cupti_times;  // external id -> start, end (us)
+struct device_time {
+  double start_us, end_us;
+  std::uint32_t stream;
+};
+std::map<std::uint64_t, device_time> g_cupti_times;  // external id -> its kernel's time on the GPU
 std::shared_ptr<const std::vector<hook>> g_hooks = std::make_shared<std::vector<hook>>();
 int g_next_hook = 1;
 std::atomic<std::uint64_t> g_next_launch{1};
@@ -183,7 +189,8 @@ void resolve(record& r) {
       if (it == g_cupti_times.end()) {
         timed = false;  // no activity record (yet): counted, not timed
       } else {
-        start = it->second.first, end = it->second.second;
+        start = it->second.start_us, end = it->second.end_us;
+        r.tid = it->second.stream;  // as Proton: the trace's thread is the kernel's stream
         g_cupti_times.erase(it);
       }
       break;
@@ -210,7 +217,9 @@ void resolve(record& r) {
 void drain_cupti() {
   if (!g_cupti) return;
   for (auto& k : g_cupti->flush())
-    if (k.external_id) g_cupti_times[k.external_id] = {static_cast<double>(k.start_ns) * 1e-3, static_cast<double>(k.end_ns) * 1e-3};
+    if (k.external_id)
+      g_cupti_times[k.external_id] = {static_cast<double>(k.start_ns) * 1e-3, static_cast<double>(k.end_ns) * 1e-3,
+                                      k.stream_id};
 }
 
 /// Resolves the oldest `n` pending launches (all when n is SIZE_MAX).
