@@ -116,7 +116,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& fn, const targets::n
   k->num_warps = fn.num_warps;
   k->digest = digest;
   analysis::AxisAnalysis axis(fn);
-  layout::LayoutPlan plan = layout::assign_layouts(fn, axis, fn.num_warps);
+  layout::LayoutPlan plan = layout::assign_layouts(fn, axis, fn.num_warps, {.mma = a.sm >= 80 ? 80 : 0});
   timer.lap("layouts");
   if (env::enabled("TILE_DUMP_IR"))
     std::cerr << "// ----- layouts for " << a.name() << ", " << fn.num_warps << " warps (kernel " << fn.name << ") ----- //\n"

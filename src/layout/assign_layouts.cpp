@@ -17,7 +17,8 @@ bool is_tile(const ir::Value* v) { return !v->type.shape.empty(); }
 
 class Assigner {
  public:
-  Assigner(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps) : f_(f), ai_(ai) {
+  Assigner(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps, target_caps caps)
+      : f_(f), ai_(ai), caps_(caps) {
     plan_.num_warps = num_warps;
   }
 
@@ -29,6 +30,13 @@ class Assigner {
         plan_.of[op.result()] = coalesced(op.operand(0), ai_, plan_.num_warps);
         anchored_.insert(op.result());
         shape_anchor_.emplace(op.result()->type.shape, plan_.of[op.result()]);
+      }
+      if (op.kind == OpKind::dot && caps_.mma >= 80 && mma_eligible(op)) {
+        const auto& s = op.result()->type.shape;
+        const auto w = mma_warps(s[0], s[1], plan_.num_warps);
+        plan_.mma[&op] = w;
+        plan_.of[op.result()] = mma_v2(s[0], s[1], w, plan_.num_warps);
+        anchored_.insert(op.result());
       }
     });
     // 2. consumers decide, backwards
@@ -46,6 +54,7 @@ class Assigner {
  private:
   const ir::Function& f_;
   const analysis::AxisAnalysis& ai_;
+  target_caps caps_;
   LayoutPlan plan_;
   std::unordered_set<const ir::Value*> anchored_;
   std::map<std::vector<std::int64_t>, LinearLayout> shape_anchor_;  // the first load's layout per shape
@@ -107,6 +116,14 @@ class Assigner {
           if (!has(r)) {
             const ir::Value* init = op.operand(static_cast<unsigned>(first + k));
             plan_.of[r] = has(init) ? plan_.of.at(init) : preferred(r->type);
+          }
+          // an accumulator a dot anchors (tensor cores) stays in that layout through the loop:
+          // converted once after it, not twice every iteration
+          if (op.kind == OpKind::for_) {
+            const ir::Op* y = op.region(0)->terminator();
+            if (y && k < y->operands.size() && anchored_.count(y->operand(static_cast<unsigned>(k))) &&
+                y->operand(static_cast<unsigned>(k))->def && y->operand(static_cast<unsigned>(k))->def->kind == OpKind::dot)
+              force(r, plan_.of.at(y->operand(static_cast<unsigned>(k))));
           }
           const LinearLayout& l = plan_.of.at(r);
           for (const auto& reg : op.regions) {
@@ -218,7 +235,16 @@ std::vector<std::optional<LinearLayout>> wanted_operands(const ir::Op& op, const
         for (auto& x : w) x = plan.of.at(op.operand(0));
       return w;
     }
-    case OpKind::dot: w[2] = res(); return w;
+    case OpKind::dot: {
+      w[2] = res();
+      if (auto it = plan.mma.find(&op); it != plan.mma.end()) {
+        const auto& as = op.operand(0)->type.shape;
+        const auto& bs = op.operand(1)->type.shape;
+        w[0] = mma_v2_operand(0, as[0], as[1], it->second, W);
+        w[1] = mma_v2_operand(1, bs[0], bs[1], it->second, W);
+      }
+      return w;
+    }
     case OpKind::for_: {
       for (std::size_t k = 3; k < op.operands.size(); ++k)
         if (!op.operand(static_cast<unsigned>(k))->type.shape.empty()) w[k] = res(static_cast<unsigned>(k - 3));
@@ -237,8 +263,17 @@ std::vector<std::optional<LinearLayout>> wanted_operands(const ir::Op& op, const
   return w;
 }
 
-LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps) {
-  return Assigner(f, ai, num_warps).run();
+bool mma_eligible(const ir::Op& dot) {
+  const ir::Type& a = dot.operand(0)->type;
+  const ir::Type& b = dot.operand(1)->type;
+  const ir::Type& r = dot.result()->type;
+  if (a.shape.size() != 2 || b.shape.size() != 2 || r.shape.size() != 2) return false;
+  if (a.elem != b.elem || (a.elem != dtype::f16 && a.elem != dtype::bf16) || r.elem != dtype::f32) return false;
+  return a.shape[0] >= 16 && b.shape[1] >= 8 && a.shape[1] >= 16;
+}
+
+LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps, target_caps caps) {
+  return Assigner(f, ai, num_warps, caps).run();
 }
 
 std::string print_plan(const ir::Function& f, const LayoutPlan& plan, const analysis::AxisAnalysis* ai) {

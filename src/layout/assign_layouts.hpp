@@ -4,6 +4,8 @@
 //   1. anchors: loads and atomics take the coalesced layout of their pointer tile (the fastest
 //      axis is the most contiguous one; 16 bytes per thread along it where axis info shows
 //      contiguity), so consecutive lanes touch consecutive 16-byte chunks;
+//      dots that run on tensor cores take the MMA accumulator layout (their operands then want the
+//      dot-operand layouts), and a loop-carried accumulator keeps it across the loop;
 //   2. consumers decide the rest, walking backwards: an op asks its operands for the layout that
 //      keeps it in registers (wanted_operands: elementwise ops the result's, a broadcast the
 //      broadcast_source, expand_dims the slice, reduce the operand's own with the slice as
@@ -15,6 +17,7 @@
 // prints the plan (print_plan) so each one is visible.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -33,9 +36,22 @@ struct LayoutPlan {
   const LinearLayout& at(const ir::Value* v) const;
   /// Uses whose value arrives in another layout than the op wants (each is a conversion).
   int conversions = 0;
+  /// The dots that run on tensor cores (mma.sync m16n8k16), with their warps along M and N: the
+  /// result has mma_v2's layout, the operands mma_v2_operand's.
+  std::unordered_map<const ir::Op*, std::array<int, 2>> mma;
 };
 
-LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps);
+/// What the target offers the layouts: 0 no tensor cores, 80 mma.sync (sm_80 and later).
+struct target_caps {
+  int mma = 0;
+};
+
+/// Whether `dot` can run as mma.sync m16n8k16: f16 or bf16 operands (of one type) into an f32
+/// accumulator, M >= 16, N >= 8, K >= 16 (extents are powers of two), no batch axis.
+bool mma_eligible(const ir::Op& dot);
+
+LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps,
+                          target_caps caps = {});
 
 /// The coalesced layout for accesses through pointer tile `ptr`.
 LinearLayout coalesced(const ir::Value* ptr, const analysis::AxisAnalysis& ai, int num_warps);

@@ -3,7 +3,8 @@
 // without an accumulator; operands transposed with tl::trans; the blocked matmul with a
 // tl::for_range K loop and masked edges; and the shapes and dtypes dot rejects.
 //
-// Tolerance: none. The interpreter computes out = acc + a @ b with k in order from 0, each
+// Tolerance: none, but for f16/bf16 inputs on the GPU, which runs them on tensor cores
+// (check_dot_result: within a summation error bound). The interpreter computes out = acc + a @ b with k in order from 0, each
 // product and sum in the accumulator's type (f32 for f16/bf16/f32 inputs, f64 for f64, wrapping
 // i32 for 8-bit integers), f32 inputs rounded to tf32 first under precision::tf32. The host
 // reference does the same in the same order, so results agree bit for bit.
@@ -85,6 +86,29 @@ std::vector<In> operand_data(std::size_t n, unsigned seed) {
     return lt2::random_vec<In>(n, seed, -1, 1);  // f32/f64: full mantissas, so tf32 rounding shows
 }
 
+/// The result of a dot against the reference: bit for bit, except where the device ran it on
+/// tensor cores (f16/bf16 inputs on the cuda backend: mma.sync sums each step of 16 products in
+/// its own order and rounding). There every element must be within K * 2^-22 of the reference,
+/// relative to the sum of the magnitudes it added (|acc| + sum |a||b|): a summation error bound.
+template <class In, class Out>
+void check_dot_result(const std::vector<Out>& got, const std::vector<Out>& want, const std::vector<In>& a,
+                      const std::vector<In>& b, const std::vector<Out>& acc, int M, int N, int K) {
+  constexpr bool half_in = std::is_same_v<In, tile::half> || std::is_same_v<In, tile::bfloat16>;
+  if (!half_in || lt2::dev().backend() != "cuda") return lt2::check_same(got, want);
+  REQUIRE(got.size() == want.size());
+  int bad = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double mag = acc.empty() ? 0.0 : std::abs(double(acc[ix(i * N + j)]));
+      for (int l = 0; l < K; ++l) mag += std::abs(double(float(a[ix(i * K + l)])) * double(float(b[ix(l * N + j)])));
+      const double err = std::abs(double(got[ix(i * N + j)]) - double(want[ix(i * N + j)]));
+      if (err > double(K) * std::ldexp(1.0, -22) * mag + 1e-30 && ++bad <= 5)
+        FAIL_CHECK("element (" << i << ", " << j << "): got " << got[ix(i * N + j)] << ", want " << want[ix(i * N + j)]
+                               << " (bound " << double(K) * std::ldexp(1.0, -22) * mag << ")");
+    }
+  CHECK(bad == 0);
+}
+
 template <class In>
 void check_dot(int M, int N, int K, tl::precision p, bool acc, bool trans_a, bool trans_b, unsigned seed) {
   using Out = acc_t<In>;
@@ -105,7 +129,8 @@ void check_dot(int M, int N, int K, tl::precision p, bool acc, bool trans_a, boo
   dot_kernel<In>[{1}](a, b, c, "M"_c = M, "N"_c = N, "K"_c = K, "PREC"_c = static_cast<int>(p), "ACC"_c = acc,
                       "TRANS_A"_c = trans_a, "TRANS_B"_c = trans_b);
   const bool round_tf32 = std::is_same_v<In, float> && p == tl::precision::tf32;
-  lt2::check_same(c.to_host(), ref_dot(ha, hb, acc ? hc : std::vector<Out>{}, M, N, K, round_tf32));
+  const std::vector<Out> acc_in = acc ? hc : std::vector<Out>{};
+  check_dot_result(c.to_host(), ref_dot(ha, hb, acc_in, M, N, K, round_tf32), ha, hb, acc_in, M, N, K);
 }
 
 const std::array<std::tuple<int, int, int>, 8> shapes = {{{16, 16, 16},
@@ -269,7 +294,7 @@ void check_matmul(int M, int N, int K, int BM, int BN, int BK, bool b_transposed
   const int programs = tile::cdiv(M, BM) * tile::cdiv(N, BN);
   matmul<In>[{programs}](a, b, c, M, N, K, K, 1, sbk, sbn, "BM"_c = BM, "BN"_c = BN, "BK"_c = BK);
   // masked lanes add products 0 * x = ±0, which leave a sum unchanged: the plain product
-  lt2::check_same(c.to_host(), ref_dot(ha, hb, {}, M, N, K, false));
+  check_dot_result(c.to_host(), ref_dot(ha, hb, {}, M, N, K, false), ha, hb, std::vector<float>{}, M, N, K);
 }
 }  // namespace
 

@@ -315,3 +315,57 @@ TEST_CASE("2-D: a row reduction broadcast back needs no layout conversion") {
   CHECK(count(ptx, "ld.global.v4") >= 1);
   CHECK(count(ptx, "shfl.sync.bfly") >= 1);
 }
+
+namespace {
+auto mm_tile = tile::kernel("mm_tile", [](tl::ptr<tile::half> a, tl::ptr<tile::half> b, tl::ptr<float> c,
+                                          tl::i32 k_tiles, tl::constexpr_<"BM"> BM, tl::constexpr_<"BN"> BN,
+                                          tl::constexpr_<"BK"> BK) {
+  using tl::_;
+  using tl::newaxis;
+  auto m = tl::arange(0, BM), n = tl::arange(0, BN), k = tl::arange(0, BK);
+  auto a_ptrs = a + m(_, newaxis) * BK + k(newaxis, _);
+  auto b_ptrs = b + k(_, newaxis) * BN + n(newaxis, _);
+  auto acc = tl::zeros<float>({BM, BN});
+  tl::for_range(0, k_tiles, [&](tl::tensor) {
+    acc = tl::dot(tl::load(a_ptrs), tl::load(b_ptrs), acc);
+    a_ptrs += BM * BK;
+    b_ptrs += BK * BN;
+  });
+  tl::store(c + m(_, newaxis) * BN + n(newaxis, _), acc);
+});
+auto mm_f32 = tile::kernel("mm_f32", [](tl::ptr<float> a, tl::ptr<float> b, tl::ptr<float> c) {
+  using tl::_;
+  using tl::newaxis;
+  auto i = tl::arange(0, 32);
+  auto o = i(_, newaxis) * 32 + i(newaxis, _);
+  tl::store(c + o, tl::dot(tl::load(a + o), tl::load(b + o), tl::precision::ieee));
+});
+}  // namespace
+
+TEST_CASE("dot: f16/bf16 into f32 runs on tensor cores (mma.sync m16n8k16) on sm_80 and sm_90a; the accumulator stays in its layout through the K loop") {
+  for (const char* target : {"sm_80", "sm_90a"}) {
+    CAPTURE(target);
+    setenv("TILE_TARGET", target, 1);
+    dump_dir d;
+    auto dev = tile::device::get("null");
+    auto a = dev.alloc<tile::half>(64 * 32 * 4), b = dev.alloc<tile::half>(32 * 128 * 4);
+    auto c = dev.alloc<float>(64 * 128);
+    mm_tile[{1}](a, b, c, 4, "BM"_c = 64, "BN"_c = 128, "BK"_c = 32, "num_warps"_c = 4);
+    const std::string ptx = d.read("mm_tile", "ptx");
+    INFO(ptx.substr(0, 4000));
+    // 4 warps as 2 x 2: each warp 32 x 64 of the tile = 2 x 8 fragments, 2 k-steps of 16
+    CHECK(count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 2 * 8 * 2);
+    const std::string plan = d.read("mm_tile", "layouts");
+    // the loop-carried accumulator: the dot's (mma) layout for the loop, converted once after it
+    const auto for_line = plan.substr(plan.find(" = for "), plan.find('\n', plan.find(" = for ")) - plan.find(" = for "));
+    CHECK(for_line.find("reg=[(0,1) (8,0)") != std::string::npos);
+  }
+  unsetenv("TILE_TARGET");
+  {
+    dump_dir d;
+    auto dev = tile::device::get("null");
+    auto a = dev.alloc<float>(1024), b = dev.alloc<float>(1024), c = dev.alloc<float>(1024);
+    mm_f32[{1}](a, b, c);  // f32 at IEEE precision: not for f16 tensor cores
+    CHECK(count(d.read("mm_f32", "ptx"), "mma.sync") == 0);
+  }
+}

@@ -2,12 +2,60 @@
 // operands go to shared memory in the compute type (f32/f64, tf32-rounded f32 at tf32
 // precision; the accumulator's type for integers), then each thread runs one multiply-add chain
 // per accumulator element it holds, k in order — the interpreter's order and roundings (f16/bf16
-// accumulators round after every step). Tensor-core forms (mma.sync, wgmma) are issue 6's.
+// accumulators round after every step). Dots the layouts put on tensor cores (f16/bf16 into f32,
+// sm_80+) run as mma.sync m16n8k16 instead (lower_dot_mma): k in steps of 16, the hardware's
+// own rounding within a step. wgmma (sm_90a) is still to come.
 #include "codegen/gpu/gpu_lowering.hpp"
 
 namespace tile::codegen::gpu {
 
+void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
+  auto& B = b();
+  const ir::Type& at = op.operand(0)->type;
+  const ir::Type& bt = op.operand(1)->type;
+  const std::int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
+  const DV A = operand(op, 0);   // in mma_v2_operand(0, …)
+  const DV Bo = operand(op, 1);  // in mma_v2_operand(1, …)
+  const DV acc = operand(op, 2);  // in the accumulator layout
+  const layout::LinearLayout& C = plan.at(op.result());
+  auto reg = [&](const DV& x, std::int64_t r, std::int64_t c) -> llvm::Value* {
+    auto i = layout::register_of(x.layout, {r, c});
+    if (!i) unsupported(op, "internal error: an mma fragment element has no register");
+    return x.regs.size() == 1 ? x.regs[0] : x.regs.at(static_cast<std::size_t>(*i));
+  };
+  auto bits16 = [&](llvm::Value* v) -> llvm::Value* {  // f16 (half) or bf16 (i16) storage -> i32
+    if (!v->getType()->isIntegerTy()) v = B.CreateBitCast(v, B.getInt16Ty());
+    return B.CreateZExt(v, B.getInt32Ty());
+  };
+  auto pack = [&](llvm::Value* lo, llvm::Value* hi) { return B.CreateOr(bits16(lo), B.CreateShl(bits16(hi), 16)); };
+  std::vector<llvm::Value*> d(static_cast<std::size_t>(C.num_regs()));
+  for (int r = 0; r < C.num_regs(); ++r) d[static_cast<std::size_t>(r)] = acc.regs.size() == 1 ? acc.regs[0] : acc.regs.at(static_cast<std::size_t>(r));
+  for (std::int64_t r0 = 0; r0 < M; r0 += 16 * warps[0])
+    for (std::int64_t c0 = 0; c0 < N; c0 += 8 * warps[1]) {
+      std::array<std::size_t, 4> ci{};
+      const std::int64_t cr[4][2] = {{r0, c0}, {r0, c0 + 1}, {r0 + 8, c0}, {r0 + 8, c0 + 1}};
+      for (int j = 0; j < 4; ++j) {
+        auto i = layout::register_of(C, {cr[j][0], cr[j][1]});
+        if (!i) unsupported(op, "internal error: an mma accumulator element has no register");
+        ci[static_cast<std::size_t>(j)] = static_cast<std::size_t>(*i);
+      }
+      std::array<llvm::Value*, 4> c{d[ci[0]], d[ci[1]], d[ci[2]], d[ci[3]]};
+      for (std::int64_t k0 = 0; k0 < K; k0 += 16) {  // k in order, 16 at a time
+        const std::array<llvm::Value*, 4> a{pack(reg(A, r0, k0), reg(A, r0, k0 + 1)),
+                                            pack(reg(A, r0 + 8, k0), reg(A, r0 + 8, k0 + 1)),
+                                            pack(reg(A, r0, k0 + 8), reg(A, r0, k0 + 9)),
+                                            pack(reg(A, r0 + 8, k0 + 8), reg(A, r0 + 8, k0 + 9))};
+        const std::array<llvm::Value*, 2> bb{pack(reg(Bo, k0, c0), reg(Bo, k0 + 1, c0)),
+                                             pack(reg(Bo, k0 + 8, c0), reg(Bo, k0 + 9, c0))};
+        c = target.mma_m16n8k16(S, at.elem, a, bb, c);
+      }
+      for (int j = 0; j < 4; ++j) d[ci[static_cast<std::size_t>(j)]] = c[static_cast<std::size_t>(j)];
+    }
+  set(op.result(), DV{C, std::move(d), op.result()->type});
+}
+
 void GpuLowering::lower_dot(const ir::Op& op) {
+  if (auto it = plan.mma.find(&op); it != plan.mma.end()) return lower_dot_mma(op, it->second);
   auto& B = b();
   const ir::Type& at = op.operand(0)->type;
   const ir::Type& bt = op.operand(1)->type;

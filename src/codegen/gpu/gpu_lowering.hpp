@@ -151,6 +151,9 @@ class GpuLowering {
   };
   ThreadScan scan_in_thread(const ir::Op& op, const layout::LinearLayout& l);
   void lower_dot(const ir::Op& op);
+  /// dot on tensor cores (the plan's mma dots): mma.sync m16n8k16 over the operands in their
+  /// dot-operand layouts, `warps` along M and N.
+  void lower_dot_mma(const ir::Op& op, std::array<int, 2> warps);
   void lower_control(const ir::Op& op);
   void lower_debug(const ir::Op& op);
   /// Lower a region with its arguments bound to `args`; the terminator's operands.

@@ -224,6 +224,23 @@ llvm::Value* NvptxTarget::approx_fn(codegen::Lowering& L, int kind, llvm::Value*
   }
 }
 
+std::array<llvm::Value*, 4> NvptxTarget::mma_m16n8k16(codegen::Lowering& L, tile::dtype in, const std::array<llvm::Value*, 4>& a,
+                                                      const std::array<llvm::Value*, 2>& b,
+                                                      const std::array<llvm::Value*, 4>& c) const {
+  auto& bld = *L.b;
+  auto* f32 = bld.getFloatTy();
+  auto* i32 = bld.getInt32Ty();
+  auto* ret = llvm::StructType::get(L.ctx, {f32, f32, f32, f32});
+  auto* fty = llvm::FunctionType::get(ret, {i32, i32, i32, i32, i32, i32, f32, f32, f32, f32}, false);
+  const std::string t = in == dtype::bf16 ? "bf16" : "f16";
+  auto* asm_fn = llvm::InlineAsm::get(
+      fty, "mma.sync.aligned.m16n8k16.row.col.f32." + t + "." + t + ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",
+      "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", /*hasSideEffects=*/false);
+  llvm::Value* d = bld.CreateCall(asm_fn, {a[0], a[1], a[2], a[3], b[0], b[1], c[0], c[1], c[2], c[3]});
+  return {bld.CreateExtractValue(d, 0), bld.CreateExtractValue(d, 1), bld.CreateExtractValue(d, 2),
+          bld.CreateExtractValue(d, 3)};
+}
+
 llvm::Value* NvptxTarget::math_fn(codegen::Lowering& L, int kind, llvm::Value* x) const {
   auto& b = *L.b;
   if (!x->getType()->isFloatTy()) return nullptr;
