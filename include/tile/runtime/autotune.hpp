@@ -74,8 +74,8 @@ struct prune_options {
 };
 
 struct autotune_options {
-  std::vector<config> configs;
-  std::vector<arg_ref> key;              // the arguments whose values select a config
+  std::vector<config> configs{};
+  std::vector<arg_ref> key{};            // the arguments whose values select a config
   std::vector<std::string> arg_names{};  // names of the runtime arguments, in order (for key by name)
   prune_options prune_configs_by{};
   std::vector<arg_ref> reset_to_zero{};  // buffers zeroed before every trial

@@ -38,9 +38,11 @@ using clock = std::chrono::steady_clock;
 const clock::time_point g_epoch = clock::now();
 double host_us(clock::time_point t) { return std::chrono::duration<double, std::micro>(t - g_epoch).count(); }
 
-// Past this many launches waiting for their times, the oldest half is resolved: their events
-// (long finished on the GPU) go back to the pool, so a long session creates few events.
-constexpr std::size_t kMaxPending = 1024;
+// Past this many launches timed by CUDA events waiting for their times, the oldest half is
+// resolved: their events (long finished on the GPU) go back to the pool, so a long session
+// creates few events. CUPTI's records wait in its buffers for much longer: resolving them means
+// a device synchronization and a CUPTI flush (milliseconds), so only every kMaxPendingCupti.
+constexpr std::size_t kMaxPending = 1024, kMaxPendingCupti = std::size_t{1} << 16;
 
 struct session {
   int id = 0;
@@ -436,8 +438,9 @@ void launch_observer::done() {
       if (s.timer.empty()) s.timer = timer_name(r.kind);
       r.where.emplace_back(&s, &leaf);
     }
+    const std::size_t limit = r.kind == timer_kind::cupti ? kMaxPendingCupti : kMaxPending;
     g_pending.push_back(std::move(r));
-    if (g_pending.size() > kMaxPending) resolve_pending(kMaxPending / 2);
+    if (g_pending.size() > limit) resolve_pending(limit / 2);
   }
   s_->finished = true;
   for (const hook& h : *s_->hooks)
