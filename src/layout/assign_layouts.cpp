@@ -235,16 +235,7 @@ std::vector<std::optional<LinearLayout>> wanted_operands(const ir::Op& op, const
         for (auto& x : w) x = plan.of.at(op.operand(0));
       return w;
     }
-    case OpKind::dot: {
-      w[2] = res();
-      if (auto it = plan.mma.find(&op); it != plan.mma.end()) {
-        const auto& as = op.operand(0)->type.shape;
-        const auto& bs = op.operand(1)->type.shape;
-        w[0] = mma_v2_operand(0, as[0], as[1], it->second, W);
-        w[1] = mma_v2_operand(1, bs[0], bs[1], it->second, W);
-      }
-      return w;
-    }
+    case OpKind::dot: w[2] = res(); return w;  // the operands go through shared memory in any layout
     case OpKind::for_: {
       for (std::size_t k = 3; k < op.operands.size(); ++k)
         if (!op.operand(static_cast<unsigned>(k))->type.shape.empty()) w[k] = res(static_cast<unsigned>(k - 3));

@@ -4,8 +4,8 @@
 //   1. anchors: loads and atomics take the coalesced layout of their pointer tile (the fastest
 //      axis is the most contiguous one; 16 bytes per thread along it where axis info shows
 //      contiguity), so consecutive lanes touch consecutive 16-byte chunks;
-//      dots that run on tensor cores take the MMA accumulator layout (their operands then want the
-//      dot-operand layouts), and a loop-carried accumulator keeps it across the loop;
+//      dots that run on tensor cores take the MMA accumulator layout, and a loop-carried
+//      accumulator keeps it across the loop;
 //   2. consumers decide the rest, walking backwards: an op asks its operands for the layout that
 //      keeps it in registers (wanted_operands: elementwise ops the result's, a broadcast the
 //      broadcast_source, expand_dims the slice, reduce the operand's own with the slice as
@@ -37,7 +37,8 @@ struct LayoutPlan {
   /// Uses whose value arrives in another layout than the op wants (each is a conversion).
   int conversions = 0;
   /// The dots that run on tensor cores (mma.sync m16n8k16), with their warps along M and N: the
-  /// result has mma_v2's layout, the operands mma_v2_operand's.
+  /// result has mma_v2's layout; the operands are staged in shared memory and read as
+  /// mma_v2_operand's fragments.
   std::unordered_map<const ir::Op*, std::array<int, 2>> mma;
 };
 

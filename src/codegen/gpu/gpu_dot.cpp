@@ -3,54 +3,112 @@
 // precision; the accumulator's type for integers), then each thread runs one multiply-add chain
 // per accumulator element it holds, k in order — the interpreter's order and roundings (f16/bf16
 // accumulators round after every step). Dots the layouts put on tensor cores (f16/bf16 into f32,
-// sm_80+) run as mma.sync m16n8k16 instead (lower_dot_mma): k in steps of 16, the hardware's
-// own rounding within a step. wgmma (sm_90a) is still to come.
+// sm_80+) run as mma.sync m16n8k16 instead (lower_dot_mma): the operands staged in shared
+// memory, k in steps of 16, the hardware's own rounding within a step. ldmatrix, swizzled
+// operand layouts, software pipelining and wgmma (sm_90a) are still to come.
 #include "codegen/gpu/gpu_lowering.hpp"
 
 namespace tile::codegen::gpu {
 
 void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
+  // The operands go to shared memory once, in their own layouts (A row-major, B transposed, so
+  // that each thread's two consecutive k of a fragment register are one 32-bit word; rows padded
+  // by 8 elements: the 8 rows x 4 words a warp reads per fragment register hit 32 different
+  // banks). Then, k in steps of 16, each warp reads its fragments — the elements the operand
+  // layouts (layout::mma_v2_operand) give each thread — and runs its mma.sync steps. Only one
+  // k-step's fragments are live at a time, besides the accumulator.
   auto& B = b();
   const ir::Type& at = op.operand(0)->type;
   const ir::Type& bt = op.operand(1)->type;
   const std::int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
-  const DV A = operand(op, 0);   // in mma_v2_operand(0, …)
-  const DV Bo = operand(op, 1);  // in mma_v2_operand(1, …)
-  const DV acc = operand(op, 2);  // in the accumulator layout
+  const int W = plan.num_warps;
+  const layout::LinearLayout LA = layout::mma_v2_operand(0, M, K, warps, W);
+  const layout::LinearLayout LB = layout::mma_v2_operand(1, K, N, warps, W);
   const layout::LinearLayout& C = plan.at(op.result());
-  auto reg = [&](const DV& x, std::int64_t r, std::int64_t c) -> llvm::Value* {
-    auto i = layout::register_of(x.layout, {r, c});
+  const DV& A = get(op.operand(0));
+  const DV& Bm = get(op.operand(1));
+  const DV acc = operand(op, 2);  // in the accumulator layout
+  const std::int64_t ld = K + 8;  // padded row length (elements) of both staged operands
+  const std::uint64_t a_bytes = static_cast<std::uint64_t>(M * ld) * 2;
+  reserve(a_bytes + static_cast<std::uint64_t>(N * ld) * 2);
+
+  barrier_before_write();
+  auto to_i16 = [&](llvm::Value* v) { return v->getType()->isIntegerTy() ? v : B.CreateBitCast(v, B.getInt16Ty()); };
+  // A: runs of consecutive registers along k become one vector store
+  {
+    auto [run, ax] = register_run(A.layout);
+    if (ax != 1 || A.regs.size() == 1) run = 1;
+    run = std::min(run, 8);
+    llvm::Value* writer = is_writer(A.layout);
+    S.if_else(writer, [&]() -> llvm::Value* {
+      for (int r = 0; r < A.layout.num_regs(); r += run) {
+        llvm::Value* i = coord(A.layout, r, 0);
+        llvm::Value* j = coord(A.layout, r, 1);
+        llvm::Value* flat = B.CreateAdd(B.CreateMul(i, B.getInt32(static_cast<std::uint32_t>(ld))), j);
+        llvm::Value* off = B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(2));
+        if (run == 1) {
+          B.CreateStore(to_i16(A.regs.size() == 1 ? A.regs[0] : A.regs[static_cast<std::size_t>(r)]), smem_at(off));
+        } else {
+          llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(B.getInt16Ty(), static_cast<unsigned>(run)));
+          for (int e = 0; e < run; ++e) v = B.CreateInsertElement(v, to_i16(A.regs[static_cast<std::size_t>(r + e)]), B.getInt32(static_cast<std::uint32_t>(e)));
+          B.CreateAlignedStore(v, smem_at(off), llvm::Align(static_cast<std::uint64_t>(run) * 2));
+        }
+      }
+      return nullptr;
+    }, nullptr, "mma.stage.a");
+  }
+  // B: element (k, n) at n * ld + k
+  {
+    llvm::Value* writer = is_writer(Bm.layout);
+    S.if_else(writer, [&]() -> llvm::Value* {
+      for (int r = 0; r < Bm.layout.num_regs(); ++r) {
+        llvm::Value* k = coord(Bm.layout, r, 0);
+        llvm::Value* n = coord(Bm.layout, r, 1);
+        llvm::Value* flat = B.CreateAdd(B.CreateMul(n, B.getInt32(static_cast<std::uint32_t>(ld))), k);
+        llvm::Value* off = B.CreateAdd(B.getInt64(a_bytes), B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(2)));
+        B.CreateStore(to_i16(Bm.regs.size() == 1 ? Bm.regs[0] : Bm.regs[static_cast<std::size_t>(r)]), smem_at(off));
+      }
+      return nullptr;
+    }, nullptr, "mma.stage.b");
+  }
+  barrier();
+
+  auto reg_of = [&](const layout::LinearLayout& l, std::int64_t r, std::int64_t c) {
+    auto i = layout::register_of(l, {r, c});
     if (!i) unsupported(op, "internal error: an mma fragment element has no register");
-    return x.regs.size() == 1 ? x.regs[0] : x.regs.at(static_cast<std::size_t>(*i));
+    return *i;
   };
-  auto bits16 = [&](llvm::Value* v) -> llvm::Value* {  // f16 (half) or bf16 (i16) storage -> i32
-    if (!v->getType()->isIntegerTy()) v = B.CreateBitCast(v, B.getInt16Ty());
-    return B.CreateZExt(v, B.getInt32Ty());
+  // the 32-bit word holding this thread's elements (x, y) and (x, y + 1) of a staged operand
+  auto word = [&](const layout::LinearLayout& l, int r, bool transposed, std::uint64_t base) -> llvm::Value* {
+    llvm::Value* row = coord(l, r, transposed ? 1 : 0);
+    llvm::Value* col = coord(l, r, transposed ? 0 : 1);
+    llvm::Value* flat = B.CreateAdd(B.CreateMul(row, B.getInt32(static_cast<std::uint32_t>(ld))), col);
+    llvm::Value* off = B.CreateAdd(B.getInt64(base), B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(2)));
+    return B.CreateAlignedLoad(B.getInt32Ty(), smem_at(off), llvm::Align(4));
   };
-  auto pack = [&](llvm::Value* lo, llvm::Value* hi) { return B.CreateOr(bits16(lo), B.CreateShl(bits16(hi), 16)); };
   std::vector<llvm::Value*> d(static_cast<std::size_t>(C.num_regs()));
-  for (int r = 0; r < C.num_regs(); ++r) d[static_cast<std::size_t>(r)] = acc.regs.size() == 1 ? acc.regs[0] : acc.regs.at(static_cast<std::size_t>(r));
-  for (std::int64_t r0 = 0; r0 < M; r0 += 16 * warps[0])
-    for (std::int64_t c0 = 0; c0 < N; c0 += 8 * warps[1]) {
-      std::array<std::size_t, 4> ci{};
-      const std::int64_t cr[4][2] = {{r0, c0}, {r0, c0 + 1}, {r0 + 8, c0}, {r0 + 8, c0 + 1}};
-      for (int j = 0; j < 4; ++j) {
-        auto i = layout::register_of(C, {cr[j][0], cr[j][1]});
-        if (!i) unsupported(op, "internal error: an mma accumulator element has no register");
-        ci[static_cast<std::size_t>(j)] = static_cast<std::size_t>(*i);
+  for (int r = 0; r < C.num_regs(); ++r)
+    d[static_cast<std::size_t>(r)] = acc.regs.size() == 1 ? acc.regs[0] : acc.regs.at(static_cast<std::size_t>(r));
+  for (std::int64_t k0 = 0; k0 < K; k0 += 16) {  // k in order, 16 at a time
+    std::vector<std::array<llvm::Value*, 4>> af;
+    std::vector<std::array<llvm::Value*, 2>> bf;
+    for (std::int64_t r0 = 0; r0 < M; r0 += 16 * warps[0])
+      af.push_back({word(LA, reg_of(LA, r0, k0), false, 0), word(LA, reg_of(LA, r0 + 8, k0), false, 0),
+                    word(LA, reg_of(LA, r0, k0 + 8), false, 0), word(LA, reg_of(LA, r0 + 8, k0 + 8), false, 0)});
+    for (std::int64_t c0 = 0; c0 < N; c0 += 8 * warps[1])
+      bf.push_back({word(LB, reg_of(LB, k0, c0), true, a_bytes), word(LB, reg_of(LB, k0 + 8, c0), true, a_bytes)});
+    std::size_t mi = 0;
+    for (std::int64_t r0 = 0; r0 < M; r0 += 16 * warps[0], ++mi) {
+      std::size_t ni = 0;
+      for (std::int64_t c0 = 0; c0 < N; c0 += 8 * warps[1], ++ni) {
+        const std::array<std::size_t, 4> ci{static_cast<std::size_t>(reg_of(C, r0, c0)), static_cast<std::size_t>(reg_of(C, r0, c0 + 1)),
+                                            static_cast<std::size_t>(reg_of(C, r0 + 8, c0)), static_cast<std::size_t>(reg_of(C, r0 + 8, c0 + 1))};
+        auto out = target.mma_m16n8k16(S, at.elem, af[mi], bf[ni], {d[ci[0]], d[ci[1]], d[ci[2]], d[ci[3]]});
+        for (std::size_t j = 0; j < 4; ++j) d[ci[j]] = out[j];
       }
-      std::array<llvm::Value*, 4> c{d[ci[0]], d[ci[1]], d[ci[2]], d[ci[3]]};
-      for (std::int64_t k0 = 0; k0 < K; k0 += 16) {  // k in order, 16 at a time
-        const std::array<llvm::Value*, 4> a{pack(reg(A, r0, k0), reg(A, r0, k0 + 1)),
-                                            pack(reg(A, r0 + 8, k0), reg(A, r0 + 8, k0 + 1)),
-                                            pack(reg(A, r0, k0 + 8), reg(A, r0, k0 + 9)),
-                                            pack(reg(A, r0 + 8, k0 + 8), reg(A, r0 + 8, k0 + 9))};
-        const std::array<llvm::Value*, 2> bb{pack(reg(Bo, k0, c0), reg(Bo, k0 + 1, c0)),
-                                             pack(reg(Bo, k0 + 8, c0), reg(Bo, k0 + 9, c0))};
-        c = target.mma_m16n8k16(S, at.elem, a, bb, c);
-      }
-      for (int j = 0; j < 4; ++j) d[ci[static_cast<std::size_t>(j)]] = c[static_cast<std::size_t>(j)];
     }
+  }
+  note_smem_read();
   set(op.result(), DV{C, std::move(d), op.result()->type});
 }
 

@@ -51,6 +51,9 @@ struct GlobalWrites {
   }
 };
 
+/// How many leading registers of `l` are consecutive elements along one axis; that axis.
+std::pair<int, int> register_run(const layout::LinearLayout& l);
+
 /// A distributed value: register r of the calling thread holds element layout.coords(r, lane, warp).
 struct DV {
   layout::LinearLayout layout;

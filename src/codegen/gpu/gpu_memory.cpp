@@ -18,9 +18,6 @@ namespace tile::codegen::gpu {
 
 using ir::OpKind;
 
-namespace {
-
-/// How many leading registers of `l` are consecutive elements along one axis; that axis.
 std::pair<int, int> register_run(const layout::LinearLayout& l) {
   if (l.reg.empty()) return {1, 0};
   int ax = -1;
@@ -36,8 +33,6 @@ std::pair<int, int> register_run(const layout::LinearLayout& l) {
   }
   return {1 << n, ax};
 }
-
-}  // namespace
 
 GlobalWrites GpuLowering::writes_through(const ir::Value* ptr) const {
   GlobalWrites w;
