@@ -94,7 +94,8 @@ std::mutex g_mu;  // everything below
 std::map<int, std::unique_ptr<session>> g_sessions;
 int g_next_session = 1;
 int g_active = 0;
-std::deque<record> g_pending;
+// launches whose time is not read yet, by timer (host-clock and untimed ones are read at once)
+std::deque<record> g_pending_events, g_pending_cupti;
 std::map<const drivers::cuda_driver*, std::unique_ptr<cuda_clock>> g_clocks;
 drivers::cupti_tracer* g_cupti = nullptr;
 std::string g_cupti_why;
@@ -225,17 +226,31 @@ void drain_cupti() {
 }
 
 /// Resolves the oldest `n` pending launches (all when n is SIZE_MAX).
-void resolve_pending(std::size_t n = SIZE_MAX) {
-  // CUPTI reports a kernel once it has finished: wait for the devices of the launches resolved
-  std::set<const tile::detail::device_impl*> cupti_devs;
-  for (std::size_t i = 0; i < n && i < g_pending.size(); ++i)
-    if (g_pending[i].kind == timer_kind::cupti) cupti_devs.insert(g_pending[i].dev);
-  for (const auto* d : cupti_devs) d->driver().synchronize();
-  if (!cupti_devs.empty()) drain_cupti();
-  for (std::size_t i = 0; i < n && !g_pending.empty(); ++i) {
-    resolve(g_pending.front());
-    g_pending.pop_front();
+/// Resolves the oldest `n` launches timed by events (all when n is SIZE_MAX).
+void resolve_events(std::size_t n = SIZE_MAX) {
+  for (std::size_t i = 0; i < n && !g_pending_events.empty(); ++i) {
+    resolve(g_pending_events.front());
+    g_pending_events.pop_front();
   }
+}
+
+/// Resolves the oldest `n` launches timed by CUPTI: their devices are synchronized first (CUPTI
+/// reports a kernel once it has finished), then CUPTI's buffers flushed.
+void resolve_cupti(std::size_t n = SIZE_MAX) {
+  if (g_pending_cupti.empty()) return;
+  std::set<const tile::detail::device_impl*> devs;
+  for (std::size_t i = 0; i < n && i < g_pending_cupti.size(); ++i) devs.insert(g_pending_cupti[i].dev);
+  for (const auto* d : devs) d->driver().synchronize();
+  drain_cupti();
+  for (std::size_t i = 0; i < n && !g_pending_cupti.empty(); ++i) {
+    resolve(g_pending_cupti.front());
+    g_pending_cupti.pop_front();
+  }
+}
+
+void resolve_pending() {
+  resolve_events();
+  resolve_cupti();
 }
 
 /// The session's profile with its devices, ready to write (call with g_mu held, after
@@ -438,9 +453,18 @@ void launch_observer::done() {
       if (s.timer.empty()) s.timer = timer_name(r.kind);
       r.where.emplace_back(&s, &leaf);
     }
-    const std::size_t limit = r.kind == timer_kind::cupti ? kMaxPendingCupti : kMaxPending;
-    g_pending.push_back(std::move(r));
-    if (g_pending.size() > limit) resolve_pending(limit / 2);
+    switch (r.kind) {
+      case timer_kind::events:
+        g_pending_events.push_back(std::move(r));
+        if (g_pending_events.size() > kMaxPending) resolve_events(kMaxPending / 2);
+        break;
+      case timer_kind::cupti:
+        g_pending_cupti.push_back(std::move(r));
+        if (g_pending_cupti.size() > kMaxPendingCupti) resolve_cupti(kMaxPendingCupti / 2);
+        break;
+      case timer_kind::host:
+      case timer_kind::none: resolve(r); break;
+    }
   }
   s_->finished = true;
   for (const hook& h : *s_->hooks)
