@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <type_traits>
 
 #include <tile/tile.hpp>
 
@@ -106,6 +107,51 @@ inline auto make_layer_norm_row() {
 }
 inline auto make_layer_norm_fast() { return make_layer_norm_numerics(true); }
 
+/// leaky ReLU, as in Triton's matmul tutorial (and sample 03): x where x >= 0, else 0.01·x.
+inline tl::tensor leaky_relu(const tl::tensor& x) { return tl::where(x >= 0, x, 0.01f * x); }
+
+/// One program of Triton's matmul tutorial kernel: the BM × BN block of C = A @ B (row-major
+/// strides given) that program id picks in the grouped order (GROUP_M block-rows walked before
+/// the next block-column, so neighbouring programs share A and B blocks in L2), accumulated in
+/// f32 over K in BK steps, optionally passed through leaky ReLU while still f32 (`activation`:
+/// a trace-time choice), stored as `Out`. Generic over the argument types, so the kernel that
+/// calls it traces exactly the ops its own lambda would (make_matmul's IR is unchanged by it).
+template <class Out>
+inline void matmul_program(const auto& a, const auto& b, const auto& c, const auto& M, const auto& N, const auto& K,
+                           const auto& stride_am, const auto& stride_ak, const auto& stride_bk, const auto& stride_bn,
+                           const auto& stride_cm, const auto& stride_cn, const auto& BM, const auto& BN,
+                           const auto& BK, const auto& GROUP_M, bool activation) {
+  using tl::_;
+  using tl::newaxis;
+  auto pid = tl::program_id(0);
+  auto num_pid_m = tl::cdiv(M, BM);
+  auto num_pid_n = tl::cdiv(N, BN);
+  auto num_pid_in_group = GROUP_M * num_pid_n;
+  auto group_id = pid / num_pid_in_group;
+  auto first_pid_m = group_id * GROUP_M;
+  auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);
+  auto pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m;
+  auto pid_n = (pid % num_pid_in_group) / group_size_m;
+  auto offs_am = (pid_m * BM + tl::arange(0, BM)) % M;
+  auto offs_bn = (pid_n * BN + tl::arange(0, BN)) % N;
+  auto offs_k = tl::arange(0, BK);
+  auto a_ptrs = a + (offs_am(_, newaxis) * stride_am + offs_k(newaxis, _) * stride_ak);
+  auto b_ptrs = b + (offs_k(_, newaxis) * stride_bk + offs_bn(newaxis, _) * stride_bn);
+  auto acc = tl::zeros<float>({BM, BN});
+  tl::for_range(0, tl::cdiv(K, BK), [&](tl::tensor k) {
+    auto av = tl::load(a_ptrs, offs_k(newaxis, _) < K - k * BK, 0.0f);
+    auto bv = tl::load(b_ptrs, offs_k(_, newaxis) < K - k * BK, 0.0f);
+    acc = tl::dot(av, bv, acc);
+    a_ptrs += BK * stride_ak;
+    b_ptrs += BK * stride_bk;
+  });
+  if (activation) acc = leaky_relu(acc);
+  auto offs_cm = pid_m * BM + tl::arange(0, BM);
+  auto offs_cn = pid_n * BN + tl::arange(0, BN);
+  auto c_ptrs = c + stride_cm * offs_cm(_, newaxis) + stride_cn * offs_cn(newaxis, _);
+  tl::store(c_ptrs, tl::cast<Out>(acc), (offs_cm(_, newaxis) < M) & (offs_cn(newaxis, _) < N));
+}
+
 /// Triton's matmul tutorial (sample 03's kernel without the activation): f16 in, f32 accumulate,
 /// f16 out, grouped program order. The autotuning bench's kernel.
 inline auto make_matmul() {
@@ -114,35 +160,38 @@ inline auto make_matmul() {
                                    tl::i32 stride_cm, tl::i32 stride_cn, tl::constexpr_<"BLOCK_M"> BM,
                                    tl::constexpr_<"BLOCK_N"> BN, tl::constexpr_<"BLOCK_K"> BK,
                                    tl::constexpr_<"GROUP_M"> GROUP_M) {
-    using tl::_;
-    using tl::newaxis;
-    auto pid = tl::program_id(0);
-    auto num_pid_m = tl::cdiv(M, BM);
-    auto num_pid_n = tl::cdiv(N, BN);
-    auto num_pid_in_group = GROUP_M * num_pid_n;
-    auto group_id = pid / num_pid_in_group;
-    auto first_pid_m = group_id * GROUP_M;
-    auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);
-    auto pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m;
-    auto pid_n = (pid % num_pid_in_group) / group_size_m;
-    auto offs_am = (pid_m * BM + tl::arange(0, BM)) % M;
-    auto offs_bn = (pid_n * BN + tl::arange(0, BN)) % N;
-    auto offs_k = tl::arange(0, BK);
-    auto a_ptrs = a + (offs_am(_, newaxis) * stride_am + offs_k(newaxis, _) * stride_ak);
-    auto b_ptrs = b + (offs_k(_, newaxis) * stride_bk + offs_bn(newaxis, _) * stride_bn);
-    auto acc = tl::zeros<float>({BM, BN});
-    tl::for_range(0, tl::cdiv(K, BK), [&](tl::tensor k) {
-      auto av = tl::load(a_ptrs, offs_k(newaxis, _) < K - k * BK, 0.0f);
-      auto bv = tl::load(b_ptrs, offs_k(_, newaxis) < K - k * BK, 0.0f);
-      acc = tl::dot(av, bv, acc);
-      a_ptrs += BK * stride_ak;
-      b_ptrs += BK * stride_bk;
-    });
-    auto offs_cm = pid_m * BM + tl::arange(0, BM);
-    auto offs_cn = pid_n * BN + tl::arange(0, BN);
-    auto c_ptrs = c + stride_cm * offs_cm(_, newaxis) + stride_cn * offs_cn(newaxis, _);
-    tl::store(c_ptrs, tl::cast<tl::f16>(acc), (offs_cm(_, newaxis) < M) & (offs_cn(newaxis, _) < N));
+    matmul_program<half>(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BM, BN, BK,
+                         GROUP_M, false);
   });
+}
+
+/// The matmul bench's kernel (bench/gpu_matmul.cpp): the same program with the element type T
+/// of A, B and C (tile::half or tile::bfloat16; f32 accumulation) and sample 03's ACTIVATION
+/// meta-parameter (true: leaky ReLU fused into the epilogue). Named "matmul_f16" / "matmul_bf16".
+template <class T>
+inline auto make_matmul_t() {
+  static_assert(std::is_same_v<T, half> || std::is_same_v<T, tile::bfloat16>, "matmul_t: f16 or bf16 elements");
+  return tile::kernel(std::is_same_v<T, half> ? "matmul_f16" : "matmul_bf16",
+                      [](tl::ptr<T> a, tl::ptr<T> b, tl::ptr<T> c, tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am,
+                         tl::i32 stride_ak, tl::i32 stride_bk, tl::i32 stride_bn, tl::i32 stride_cm, tl::i32 stride_cn,
+                         tl::constexpr_<"BLOCK_M"> BM, tl::constexpr_<"BLOCK_N"> BN, tl::constexpr_<"BLOCK_K"> BK,
+                         tl::constexpr_<"GROUP_M"> GROUP_M, tl::constexpr_<"ACTIVATION", bool> ACTIVATION) {
+                        matmul_program<T>(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+                                          stride_cn, BM, BN, BK, GROUP_M, ACTIVATION.value);
+                      });
+}
+
+/// leaky ReLU in place over n elements of T (computed in f32): the separate activation kernel
+/// the matmul bench runs after cuBLAS, to compare with the fused epilogue.
+template <class T>
+inline auto make_leaky_relu() {
+  return tile::kernel(std::is_same_v<T, half> ? "leaky_relu_f16" : "leaky_relu_bf16",
+                      [](tl::ptr<T> x, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
+                        auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+                        auto mask = offs < n;
+                        auto v = tl::cast<float>(tl::load(x + offs, mask));
+                        tl::store(x + offs, tl::cast<T>(leaky_relu(v)), mask);
+                      });
 }
 
 /// softmax of rows [r0, r1) of an n-column matrix in plain C++ (the benches' reference; compiled

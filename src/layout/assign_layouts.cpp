@@ -254,13 +254,26 @@ std::vector<std::optional<LinearLayout>> wanted_operands(const ir::Op& op, const
   return w;
 }
 
+int mma_kwidth(const ir::Op& dot) {
+  const dtype in = dot.operand(0)->type.elem, out = dot.result()->type.elem;
+  if ((in == dtype::f16 || in == dtype::bf16) && out == dtype::f32) return 2;
+  if ((in == dtype::i8 || in == dtype::u8) && out == dtype::i32) return 4;
+  // f32 at tf32 precision (the default): the inputs rounded to tf32 as the interpreter does,
+  // then multiplied exactly by the tensor cores; tf32x3 and ieee stay on the exact path
+  if (in == dtype::f32 && out == dtype::f32 && !dot.attrs.ints.empty() &&
+      dot.attrs.ints[0] == static_cast<std::int64_t>(tile::detail::precision::tf32))
+    return 1;
+  return 0;
+}
+
 bool mma_eligible(const ir::Op& dot) {
   const ir::Type& a = dot.operand(0)->type;
   const ir::Type& b = dot.operand(1)->type;
   const ir::Type& r = dot.result()->type;
   if (a.shape.size() != 2 || b.shape.size() != 2 || r.shape.size() != 2) return false;
-  if (a.elem != b.elem || (a.elem != dtype::f16 && a.elem != dtype::bf16) || r.elem != dtype::f32) return false;
-  return a.shape[0] >= 16 && b.shape[1] >= 8 && a.shape[1] >= 16;
+  if (a.elem != b.elem || a.shape[0] < 16 || b.shape[1] < 8) return false;
+  const int kw = mma_kwidth(dot);
+  return kw > 0 && a.shape[1] >= 8 * kw;
 }
 
 LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps, target_caps caps) {

@@ -47,8 +47,12 @@ struct target_caps {
   int mma = 0;
 };
 
-/// Whether `dot` can run as mma.sync m16n8k16: f16 or bf16 operands (of one type) into an f32
-/// accumulator, M >= 16, N >= 8, K >= 16 (extents are powers of two), no batch axis.
+/// The operand elements per 32-bit mma.sync register for `dot`'s types (layout::mma_v2_operand's
+/// kwidth): 2 for f16/bf16 into f32 (m16n8k16), 1 for f32 at tf32 precision into f32
+/// (m16n8k8), 4 for i8/u8 into i32 (m16n8k32); 0 when no tensor-core form fits.
+int mma_kwidth(const ir::Op& dot);
+/// Whether `dot` can run as mma.sync: a kwidth, both operands of one type, M >= 16, N >= 8,
+/// K >= 8 * kwidth (extents are powers of two), no batch axis.
 bool mma_eligible(const ir::Op& dot);
 
 LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps,

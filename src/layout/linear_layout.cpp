@@ -377,20 +377,27 @@ LinearLayout mma_v2(std::int64_t M, std::int64_t N, std::array<int, 2> warps, in
 }
 
 LinearLayout mma_v2_operand(int op_idx, std::int64_t rows, std::int64_t cols, std::array<int, 2> warps,
-                            int num_warps) {
+                            int num_warps, int kwidth) {
+  // within a fragment: kwidth consecutive k in a register's low bits, lanes t = lane % 4 step k
+  // by kwidth, lanes g = lane / 4 step the row (A) or column (B); the second half of the
+  // fragment's k (+4 kwidth) and, for A, its rows + 8 in further register bits
+  const std::int64_t kw = kwidth, kfrag = 8 * kw;
   LinearLayout l;
   l.shape = {rows, cols};
-  if (op_idx == 0) {  // A: M x K; registers a0..a7 = (r, k), (r, k+1), (r+8, k), (r+8, k+1), (r, k+8) …
-    l.reg = {{0, 1}, {8, 0}, {0, 8}};
-    for (std::int64_t s = 16; s < cols; s *= 2) l.reg.push_back({0, s});
+  if (op_idx == 0) {  // A: M x K
+    for (std::int64_t s = 1; s < kw; s *= 2) l.reg.push_back({0, s});
+    l.reg.push_back({8, 0});
+    l.reg.push_back({0, 4 * kw});
+    for (std::int64_t s = kfrag; s < cols; s *= 2) l.reg.push_back({0, s});
     for (std::int64_t s = 16 * warps[0]; s < rows; s *= 2) l.reg.push_back({s, 0});
-    l.lane = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+    l.lane = {{0, kw}, {0, 2 * kw}, {1, 0}, {2, 0}, {4, 0}};
     l.warp = mma_warp_bases(warps, num_warps, 0, 16, -1, 0);
-  } else {  // B: K x N; registers b0..b3 = (k, n), (k+1, n), (k+8, n), (k+9, n)
-    l.reg = {{1, 0}, {8, 0}};
-    for (std::int64_t s = 16; s < rows; s *= 2) l.reg.push_back({s, 0});
+  } else {  // B: K x N
+    for (std::int64_t s = 1; s < kw; s *= 2) l.reg.push_back({s, 0});
+    l.reg.push_back({4 * kw, 0});
+    for (std::int64_t s = kfrag; s < rows; s *= 2) l.reg.push_back({s, 0});
     for (std::int64_t s = 8 * warps[1]; s < cols; s *= 2) l.reg.push_back({0, s});
-    l.lane = {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}};
+    l.lane = {{kw, 0}, {2 * kw, 0}, {0, 1}, {0, 2}, {0, 4}};
     l.warp = mma_warp_bases(warps, num_warps, -1, 0, 1, 8);
   }
   return l;

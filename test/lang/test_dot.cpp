@@ -3,7 +3,7 @@
 // without an accumulator; operands transposed with tl::trans; the blocked matmul with a
 // tl::for_range K loop and masked edges; and the shapes and dtypes dot rejects.
 //
-// Tolerance: none, but for f16/bf16 inputs on the GPU, which runs them on tensor cores
+// Tolerance: none, but for f16/bf16 and tf32 inputs on the GPU, which runs them on tensor cores
 // (check_dot_result: within a summation error bound). The interpreter computes out = acc + a @ b with k in order from 0, each
 // product and sum in the accumulator's type (f32 for f16/bf16/f32 inputs, f64 for f64, wrapping
 // i32 for 8-bit integers), f32 inputs rounded to tf32 first under precision::tf32. The host
@@ -87,14 +87,15 @@ std::vector<In> operand_data(std::size_t n, unsigned seed) {
 }
 
 /// The result of a dot against the reference: bit for bit, except where the device ran it on
-/// tensor cores (f16/bf16 inputs on the cuda backend: mma.sync sums each step of 16 products in
-/// its own order and rounding). There every element must be within K * 2^-22 of the reference,
+/// float tensor cores (f16/bf16 inputs, and f32 at tf32 precision, on the cuda backend: mma.sync
+/// sums each step's products in its own order and rounding; 8-bit integers stay exact). There every element must be within K * 2^-22 of the reference,
 /// relative to the sum of the magnitudes it added (|acc| + sum |a||b|): a summation error bound.
 template <class In, class Out>
 void check_dot_result(const std::vector<Out>& got, const std::vector<Out>& want, const std::vector<In>& a,
-                      const std::vector<In>& b, const std::vector<Out>& acc, int M, int N, int K) {
+                      const std::vector<In>& b, const std::vector<Out>& acc, int M, int N, int K, bool tf32 = false) {
   constexpr bool half_in = std::is_same_v<In, tile::half> || std::is_same_v<In, tile::bfloat16>;
-  if (!half_in || lt2::dev().backend() != "cuda") return lt2::check_same(got, want);
+  const bool tensor_cores = half_in || (std::is_same_v<In, float> && tf32);  // 8-bit integers: exact there too
+  if (!tensor_cores || lt2::dev().backend() != "cuda") return lt2::check_same(got, want);
   REQUIRE(got.size() == want.size());
   int bad = 0;
   for (int i = 0; i < M; ++i)
@@ -130,7 +131,7 @@ void check_dot(int M, int N, int K, tl::precision p, bool acc, bool trans_a, boo
                       "TRANS_A"_c = trans_a, "TRANS_B"_c = trans_b);
   const bool round_tf32 = std::is_same_v<In, float> && p == tl::precision::tf32;
   const std::vector<Out> acc_in = acc ? hc : std::vector<Out>{};
-  check_dot_result(c.to_host(), ref_dot(ha, hb, acc_in, M, N, K, round_tf32), ha, hb, acc_in, M, N, K);
+  check_dot_result(c.to_host(), ref_dot(ha, hb, acc_in, M, N, K, round_tf32), ha, hb, acc_in, M, N, K, round_tf32);
 }
 
 const std::array<std::tuple<int, int, int>, 8> shapes = {{{16, 16, 16},

@@ -369,3 +369,33 @@ TEST_CASE("dot: f16/bf16 into f32 runs on tensor cores (mma.sync m16n8k16) on sm
     CHECK(count(d.read("mm_f32", "ptx"), "mma.sync") == 0);
   }
 }
+
+namespace {
+template <class In, class Out>
+auto mm_typed = tile::kernel("mm_typed", [](tl::ptr<In> a, tl::ptr<In> b, tl::ptr<Out> c, tl::constexpr_<"PREC"> PREC) {
+  using tl::_;
+  using tl::newaxis;
+  auto i = tl::arange(0, 64);
+  auto o = i(_, newaxis) * 64 + i(newaxis, _);
+  tl::store(c + o, tl::dot(tl::load(a + o), tl::load(b + o), static_cast<tl::precision>(PREC.value)));
+});
+template <class In, class Out>
+std::string typed_ptx(tl::precision p) {
+  dump_dir d;
+  auto dev = tile::device::get("null");
+  auto a = dev.alloc<In>(4096), b = dev.alloc<In>(4096);
+  auto c = dev.alloc<Out>(4096);
+  mm_typed<In, Out>[{1}](a, b, c, "PREC"_c = static_cast<int>(p));
+  return d.read("mm_typed", "ptx");
+}
+}  // namespace
+
+TEST_CASE("dot: tf32 (f32 at the default precision) and 8-bit integers run on tensor cores too; tf32x3 and ieee do not") {
+  // 64 x 64 x 64 with 4 warps (2 x 2): each warp 32 x 32 = 2 x 4 fragments
+  CHECK(count(typed_ptx<float, float>(tl::precision::tf32), "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") == 8 * 8);
+  CHECK(count(typed_ptx<std::int8_t, std::int32_t>(tl::precision::tf32), "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32") == 8 * 2);
+  CHECK(count(typed_ptx<std::uint8_t, std::int32_t>(tl::precision::tf32), "m16n8k32.row.col.s32.u8.u8.s32") == 8 * 2);
+  CHECK(count(typed_ptx<tile::bfloat16, float>(tl::precision::tf32), "m16n8k16.row.col.f32.bf16.bf16.f32") == 8 * 4);
+  CHECK(count(typed_ptx<float, float>(tl::precision::ieee), "mma.sync") == 0);
+  CHECK(count(typed_ptx<float, float>(tl::precision::tf32x3), "mma.sync") == 0);
+}

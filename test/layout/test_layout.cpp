@@ -128,58 +128,61 @@ TEST_CASE("layouts print for dumps") {
   CHECK(scalar_layout(2).str() == "#linear<scalar reg=[] lane=[() () () () ()] warp=[()]>");
 }
 
-TEST_CASE("mma.sync m16n8k16: the accumulator and operand layouts hold PTX's fragments") {
-  // PTX ISA, "Matrix Fragments for mma.m16n8k16" (f16/bf16): with g = lane / 4, t = lane % 4,
-  //   C/D c0..c3: (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1)
-  //   A a0..a7:   (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1), (g, 2t+8), (g, 2t+9), (g+8, 2t+8), (g+8, 2t+9)
-  //   B b0..b3:   (k, n) = (2t, g), (2t+1, g), (2t+8, g), (2t+9, g)
+TEST_CASE("mma.sync: the accumulator and operand layouts hold PTX's fragments (m16n8k16, m16n8k8 tf32, m16n8k32 8-bit)") {
+  // PTX ISA, "Matrix Fragments for mma.m16n8k{8,16,32}": with g = lane / 4, t = lane % 4 and
+  // kw elements per 32-bit register (2: f16/bf16 k16; 1: tf32 k8; 4: 8-bit k32), kh = 4 kw:
+  //   C/D c0..c3:         (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1)
+  //   A word j = 0..3:    row g + 8 (j & 1), k = kw t + kh (j >> 1) + e, e < kw
+  //   B word j = 0..1:    k = kw t + kh j + e, column g
   // for the fragment at (r0, c0) of warp w, whose own offsets come from the warp bases.
-  for (auto [M, N, K, W] : {std::array<int, 4>{16, 8, 16, 1}, {64, 64, 32, 4}, {128, 128, 64, 8}, {16, 16, 16, 4},
-                            {128, 32, 32, 4}, {32, 256, 16, 8}}) {
-    INFO("M=" << M << " N=" << N << " K=" << K << " warps=" << W);
-    const auto w = mma_warps(M, N, W);
-    CHECK(w[0] * w[1] <= W);
-    CHECK(16 * w[0] <= M);
-    CHECK(8 * w[1] <= N);
-    const LinearLayout c = mma_v2(M, N, w, W), a = mma_v2_operand(0, M, K, w, W), b = mma_v2_operand(1, K, N, w, W);
-    CHECK(c.is_injective());
-    CHECK(a.is_injective());
-    CHECK(b.is_injective());
-    CHECK(c.num_warps() == W);
-    CHECK(c.numel() == std::int64_t{M} * N);
-    for (std::int64_t warp = 0; warp < W; ++warp) {
-      // the warp's offset: where its register 0 of lane 0 sits
-      const Coords wc = c.coords(0, 0, warp), wa = a.coords(0, 0, warp), wb = b.coords(0, 0, warp);
-      CHECK(wa[0] == wc[0]);  // A's rows follow the accumulator's warp along M
-      CHECK(wb[1] == wc[1]);  // B's columns follow it along N
-      for (std::int64_t lane = 0; lane < 32; ++lane) {
-        const std::int64_t g = lane / 4, t = lane % 4;
-        for (std::int64_t r0 = 0; r0 < M; r0 += 16 * w[0])
-          for (std::int64_t c0 = 0; c0 < N; c0 += 8 * w[1]) {
-            const std::int64_t want_c[4][2] = {{g, 2 * t}, {g, 2 * t + 1}, {g + 8, 2 * t}, {g + 8, 2 * t + 1}};
-            for (int j = 0; j < 4; ++j) {
-              auto reg = register_of(c, {r0 + want_c[j][0] - g, c0 + want_c[j][1] - 2 * t});
-              REQUIRE(reg);
-              CHECK(c.coords(*reg, lane, warp) ==
-                    Coords{wc[0] + r0 + want_c[j][0], wc[1] + c0 + want_c[j][1]});
-            }
-            for (std::int64_t k0 = 0; k0 < K; k0 += 16) {
-              const std::int64_t want_a[8][2] = {{g, 2 * t},     {g, 2 * t + 1},     {g + 8, 2 * t},     {g + 8, 2 * t + 1},
-                                                 {g, 2 * t + 8}, {g, 2 * t + 9}, {g + 8, 2 * t + 8}, {g + 8, 2 * t + 9}};
-              for (int j = 0; j < 8; ++j) {
-                auto reg = register_of(a, {r0 + want_a[j][0] - g, k0 + want_a[j][1] - 2 * t});
-                REQUIRE(reg);
-                CHECK(a.coords(*reg, lane, warp) == Coords{wa[0] + r0 + want_a[j][0], k0 + want_a[j][1]});
-              }
-              const std::int64_t want_b[4][2] = {{2 * t, g}, {2 * t + 1, g}, {2 * t + 8, g}, {2 * t + 9, g}};
+  for (int kw : {2, 1, 4})
+    for (auto [M, N, K, W] : {std::array<int, 4>{16, 8, 32, 1}, {64, 64, 32, 4}, {128, 128, 64, 8}, {16, 16, 32, 4},
+                              {128, 32, 32, 4}, {32, 256, 32, 8}}) {
+      INFO("kw=" << kw << " M=" << M << " N=" << N << " K=" << K << " warps=" << W);
+      const auto w = mma_warps(M, N, W);
+      CHECK(w[0] * w[1] <= W);
+      CHECK(16 * w[0] <= M);
+      CHECK(8 * w[1] <= N);
+      const LinearLayout c = mma_v2(M, N, w, W), a = mma_v2_operand(0, M, K, w, W, kw),
+                         b = mma_v2_operand(1, K, N, w, W, kw);
+      CHECK(c.is_injective());
+      CHECK(a.is_injective());
+      CHECK(b.is_injective());
+      CHECK(c.num_warps() == W);
+      CHECK(c.numel() == std::int64_t{M} * N);
+      const std::int64_t kh = 4 * kw;
+      for (std::int64_t warp = 0; warp < W; ++warp) {
+        // the warp's offset: where its register 0 of lane 0 sits
+        const Coords wc = c.coords(0, 0, warp), wa = a.coords(0, 0, warp), wb = b.coords(0, 0, warp);
+        CHECK(wa[0] == wc[0]);  // A's rows follow the accumulator's warp along M
+        CHECK(wb[1] == wc[1]);  // B's columns follow it along N
+        for (std::int64_t lane = 0; lane < 32; ++lane) {
+          const std::int64_t g = lane / 4, t = lane % 4;
+          for (std::int64_t r0 = 0; r0 < M; r0 += 16 * w[0])
+            for (std::int64_t c0 = 0; c0 < N; c0 += 8 * w[1]) {
+              const std::int64_t want_c[4][2] = {{g, 2 * t}, {g, 2 * t + 1}, {g + 8, 2 * t}, {g + 8, 2 * t + 1}};
               for (int j = 0; j < 4; ++j) {
-                auto reg = register_of(b, {k0 + want_b[j][0] - 2 * t, c0 + want_b[j][1] - g});
+                auto reg = register_of(c, {r0 + want_c[j][0] - g, c0 + want_c[j][1] - 2 * t});
                 REQUIRE(reg);
-                CHECK(b.coords(*reg, lane, warp) == Coords{k0 + want_b[j][0], wb[1] + c0 + want_b[j][1]});
+                CHECK(c.coords(*reg, lane, warp) == Coords{wc[0] + r0 + want_c[j][0], wc[1] + c0 + want_c[j][1]});
               }
+              for (std::int64_t k0 = 0; k0 < K; k0 += 8 * kw)
+                for (std::int64_t e = 0; e < kw; ++e) {
+                  for (int j = 0; j < 4; ++j) {
+                    const std::int64_t row = g + 8 * (j & 1), k = kw * t + kh * (j >> 1) + e;
+                    auto reg = register_of(a, {r0 + row - g, k0 + k - kw * t});
+                    REQUIRE(reg);
+                    CHECK(a.coords(*reg, lane, warp) == Coords{wa[0] + r0 + row, k0 + k});
+                  }
+                  for (int j = 0; j < 2; ++j) {
+                    const std::int64_t k = kw * t + kh * j + e;
+                    auto reg = register_of(b, {k0 + k - kw * t, c0});
+                    REQUIRE(reg);
+                    CHECK(b.coords(*reg, lane, warp) == Coords{k0 + k, wb[1] + c0 + g});
+                  }
+                }
             }
-          }
+        }
       }
     }
-  }
 }

@@ -22,36 +22,45 @@ void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
   const ir::Type& bt = op.operand(1)->type;
   const std::int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
   const int W = plan.num_warps;
-  const layout::LinearLayout LA = layout::mma_v2_operand(0, M, K, warps, W);
-  const layout::LinearLayout LB = layout::mma_v2_operand(1, K, N, warps, W);
+  const int kw = layout::mma_kwidth(op);  // elements per 32-bit register: 2 (f16/bf16), 1 (tf32), 4 (8-bit)
+  const std::int64_t es = 4 / kw, kfrag = 8 * kw;  // element bytes, k per mma
+  llvm::Type* ety = B.getIntNTy(static_cast<unsigned>(8 * es));
+  const layout::LinearLayout LA = layout::mma_v2_operand(0, M, K, warps, W, kw);
+  const layout::LinearLayout LB = layout::mma_v2_operand(1, K, N, warps, W, kw);
   const layout::LinearLayout& C = plan.at(op.result());
   const DV& A = get(op.operand(0));
   const DV& Bm = get(op.operand(1));
   const DV acc = operand(op, 2);  // in the accumulator layout
-  const std::int64_t ld = K + 8;  // padded row length (elements) of both staged operands
-  const std::uint64_t a_bytes = static_cast<std::uint64_t>(M * ld) * 2;
-  reserve(a_bytes + static_cast<std::uint64_t>(N * ld) * 2);
+  const std::int64_t ld = K + 16 / es;  // padded row length (elements) of both staged operands
+  const std::uint64_t a_bytes = static_cast<std::uint64_t>(M * ld * es);
+  reserve(a_bytes + static_cast<std::uint64_t>(N * ld * es));
 
   barrier_before_write();
-  auto to_i16 = [&](llvm::Value* v) { return v->getType()->isIntegerTy() ? v : B.CreateBitCast(v, B.getInt16Ty()); };
+  // an element as the integer of its bits: f16 (half) and bf16 (i16) as they are stored, f32
+  // rounded to tf32 first (nearest even, as the interpreter rounds)
+  auto to_bits = [&](llvm::Value* v, const ir::Type& t) -> llvm::Value* {
+    if (t.elem == dtype::f32) v = S.dot_input(v, t, dtype::f32, true);
+    return v->getType()->isIntegerTy() ? v : B.CreateBitCast(v, ety);
+  };
   // A: runs of consecutive registers along k become one vector store
   {
     auto [run, ax] = register_run(A.layout);
     if (ax != 1 || A.regs.size() == 1) run = 1;
-    run = std::min(run, 8);
+    run = std::min<int>(run, static_cast<int>(16 / es));
     llvm::Value* writer = is_writer(A.layout);
     S.if_else(writer, [&]() -> llvm::Value* {
       for (int r = 0; r < A.layout.num_regs(); r += run) {
         llvm::Value* i = coord(A.layout, r, 0);
         llvm::Value* j = coord(A.layout, r, 1);
         llvm::Value* flat = B.CreateAdd(B.CreateMul(i, B.getInt32(static_cast<std::uint32_t>(ld))), j);
-        llvm::Value* off = B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(2));
+        llvm::Value* off = B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(static_cast<std::uint64_t>(es)));
         if (run == 1) {
-          B.CreateStore(to_i16(A.regs.size() == 1 ? A.regs[0] : A.regs[static_cast<std::size_t>(r)]), smem_at(off));
+          B.CreateStore(to_bits(A.regs.size() == 1 ? A.regs[0] : A.regs[static_cast<std::size_t>(r)], at), smem_at(off));
         } else {
-          llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(B.getInt16Ty(), static_cast<unsigned>(run)));
-          for (int e = 0; e < run; ++e) v = B.CreateInsertElement(v, to_i16(A.regs[static_cast<std::size_t>(r + e)]), B.getInt32(static_cast<std::uint32_t>(e)));
-          B.CreateAlignedStore(v, smem_at(off), llvm::Align(static_cast<std::uint64_t>(run) * 2));
+          llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(ety, static_cast<unsigned>(run)));
+          for (int e = 0; e < run; ++e)
+            v = B.CreateInsertElement(v, to_bits(A.regs[static_cast<std::size_t>(r + e)], at), B.getInt32(static_cast<std::uint32_t>(e)));
+          B.CreateAlignedStore(v, smem_at(off), llvm::Align(static_cast<std::uint64_t>(run * es)));
         }
       }
       return nullptr;
@@ -65,8 +74,8 @@ void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
         llvm::Value* k = coord(Bm.layout, r, 0);
         llvm::Value* n = coord(Bm.layout, r, 1);
         llvm::Value* flat = B.CreateAdd(B.CreateMul(n, B.getInt32(static_cast<std::uint32_t>(ld))), k);
-        llvm::Value* off = B.CreateAdd(B.getInt64(a_bytes), B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(2)));
-        B.CreateStore(to_i16(Bm.regs.size() == 1 ? Bm.regs[0] : Bm.regs[static_cast<std::size_t>(r)]), smem_at(off));
+        llvm::Value* off = B.CreateAdd(B.getInt64(a_bytes), B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(static_cast<std::uint64_t>(es))));
+        B.CreateStore(to_bits(Bm.regs.size() == 1 ? Bm.regs[0] : Bm.regs[static_cast<std::size_t>(r)], bt), smem_at(off));
       }
       return nullptr;
     }, nullptr, "mma.stage.b");
@@ -83,27 +92,28 @@ void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
     llvm::Value* row = coord(l, r, transposed ? 1 : 0);
     llvm::Value* col = coord(l, r, transposed ? 0 : 1);
     llvm::Value* flat = B.CreateAdd(B.CreateMul(row, B.getInt32(static_cast<std::uint32_t>(ld))), col);
-    llvm::Value* off = B.CreateAdd(B.getInt64(base), B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(2)));
+    llvm::Value* off = B.CreateAdd(B.getInt64(base), B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(static_cast<std::uint64_t>(es))));
     return B.CreateAlignedLoad(B.getInt32Ty(), smem_at(off), llvm::Align(4));
   };
   std::vector<llvm::Value*> d(static_cast<std::size_t>(C.num_regs()));
   for (int r = 0; r < C.num_regs(); ++r)
     d[static_cast<std::size_t>(r)] = acc.regs.size() == 1 ? acc.regs[0] : acc.regs.at(static_cast<std::size_t>(r));
-  for (std::int64_t k0 = 0; k0 < K; k0 += 16) {  // k in order, 16 at a time
+  const std::int64_t kh = 4 * kw;  // the fragment's second half of k
+  for (std::int64_t k0 = 0; k0 < K; k0 += kfrag) {  // k in order, one fragment's k at a time
     std::vector<std::array<llvm::Value*, 4>> af;
     std::vector<std::array<llvm::Value*, 2>> bf;
     for (std::int64_t r0 = 0; r0 < M; r0 += 16 * warps[0])
       af.push_back({word(LA, reg_of(LA, r0, k0), false, 0), word(LA, reg_of(LA, r0 + 8, k0), false, 0),
-                    word(LA, reg_of(LA, r0, k0 + 8), false, 0), word(LA, reg_of(LA, r0 + 8, k0 + 8), false, 0)});
+                    word(LA, reg_of(LA, r0, k0 + kh), false, 0), word(LA, reg_of(LA, r0 + 8, k0 + kh), false, 0)});
     for (std::int64_t c0 = 0; c0 < N; c0 += 8 * warps[1])
-      bf.push_back({word(LB, reg_of(LB, k0, c0), true, a_bytes), word(LB, reg_of(LB, k0 + 8, c0), true, a_bytes)});
+      bf.push_back({word(LB, reg_of(LB, k0, c0), true, a_bytes), word(LB, reg_of(LB, k0 + kh, c0), true, a_bytes)});
     std::size_t mi = 0;
     for (std::int64_t r0 = 0; r0 < M; r0 += 16 * warps[0], ++mi) {
       std::size_t ni = 0;
       for (std::int64_t c0 = 0; c0 < N; c0 += 8 * warps[1], ++ni) {
         const std::array<std::size_t, 4> ci{static_cast<std::size_t>(reg_of(C, r0, c0)), static_cast<std::size_t>(reg_of(C, r0, c0 + 1)),
                                             static_cast<std::size_t>(reg_of(C, r0 + 8, c0)), static_cast<std::size_t>(reg_of(C, r0 + 8, c0 + 1))};
-        auto out = target.mma_m16n8k16(S, at.elem, af[mi], bf[ni], {d[ci[0]], d[ci[1]], d[ci[2]], d[ci[3]]});
+        auto out = target.mma_m16n8(S, at.elem, af[mi], bf[ni], {d[ci[0]], d[ci[1]], d[ci[2]], d[ci[3]]});
         for (std::size_t j = 0; j < 4; ++j) d[ci[j]] = out[j];
       }
     }

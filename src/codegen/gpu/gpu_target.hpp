@@ -28,13 +28,14 @@ class GpuTargetHooks : public TargetHooks {
   virtual llvm::Value* shared_base(Lowering& L) const = 0;
   /// printf(fmt, args…) on the device (C varargs: i32, i64, double, pointers).
   virtual void printf(Lowering& L, const std::string& fmt, const std::vector<llvm::Value*>& args) const = 0;
-  /// One tensor-core step of a warp, D = A B + C for a 16 x 8 x 16 fragment (mma.sync m16n8k16,
-  /// row-major A, column-major B): `a` four i32 registers and `b` two, each a pair of f16 or
-  /// bf16 (`in`) values, the lower k in the low half; `c` four f32. Returns D's four f32. Only
+  /// One tensor-core step of a warp, D = A B + C for a 16 x 8 x K fragment (mma.sync, row-major
+  /// A, column-major B), K by the operands' type `in`: 16 for f16/bf16, 8 for f32 (as tf32), 32
+  /// for i8/u8. `a` four i32 registers and `b` two, each holding 32 / bits(in) values, the lower
+  /// k in the low bits; `c` four accumulators (f32, or i32 for integers). Returns D's four. Only
   /// called where the layouts chose tensor cores (layout::target_caps::mma).
-  virtual std::array<llvm::Value*, 4> mma_m16n8k16(Lowering& L, tile::dtype in, const std::array<llvm::Value*, 4>& a,
-                                                   const std::array<llvm::Value*, 2>& b,
-                                                   const std::array<llvm::Value*, 4>& c) const = 0;
+  virtual std::array<llvm::Value*, 4> mma_m16n8(Lowering& L, tile::dtype in, const std::array<llvm::Value*, 4>& a,
+                                                const std::array<llvm::Value*, 2>& b,
+                                                const std::array<llvm::Value*, 4>& c) const = 0;
   /// Lowering's scratch memory is per thread on a GPU: local memory (an alloca).
   llvm::Value* scratch_base(Lowering&, Builder&) const override { return nullptr; }
 };

@@ -224,18 +224,29 @@ llvm::Value* NvptxTarget::approx_fn(codegen::Lowering& L, int kind, llvm::Value*
   }
 }
 
-std::array<llvm::Value*, 4> NvptxTarget::mma_m16n8k16(codegen::Lowering& L, tile::dtype in, const std::array<llvm::Value*, 4>& a,
-                                                      const std::array<llvm::Value*, 2>& b,
-                                                      const std::array<llvm::Value*, 4>& c) const {
+std::array<llvm::Value*, 4> NvptxTarget::mma_m16n8(codegen::Lowering& L, tile::dtype in, const std::array<llvm::Value*, 4>& a,
+                                                   const std::array<llvm::Value*, 2>& b,
+                                                   const std::array<llvm::Value*, 4>& c) const {
   auto& bld = *L.b;
-  auto* f32 = bld.getFloatTy();
+  const bool integer = in == dtype::i8 || in == dtype::u8;
+  auto* acc = integer ? bld.getInt32Ty() : bld.getFloatTy();
   auto* i32 = bld.getInt32Ty();
-  auto* ret = llvm::StructType::get(L.ctx, {f32, f32, f32, f32});
-  auto* fty = llvm::FunctionType::get(ret, {i32, i32, i32, i32, i32, i32, f32, f32, f32, f32}, false);
-  const std::string t = in == dtype::bf16 ? "bf16" : "f16";
+  auto* ret = llvm::StructType::get(L.ctx, {acc, acc, acc, acc});
+  auto* fty = llvm::FunctionType::get(ret, {i32, i32, i32, i32, i32, i32, acc, acc, acc, acc}, false);
+  std::string shape_types;
+  switch (in) {
+    case dtype::f16: shape_types = "m16n8k16.row.col.f32.f16.f16.f32"; break;
+    case dtype::bf16: shape_types = "m16n8k16.row.col.f32.bf16.bf16.f32"; break;
+    case dtype::f32: shape_types = "m16n8k8.row.col.f32.tf32.tf32.f32"; break;
+    case dtype::i8: shape_types = "m16n8k32.row.col.s32.s8.s8.s32"; break;
+    case dtype::u8: shape_types = "m16n8k32.row.col.s32.u8.u8.s32"; break;
+    default: throw tile::error("nvptx: no mma.sync for " + std::string(tile::name(in)) + " operands");
+  }
+  const std::string c_reg = integer ? "r" : "f";
   auto* asm_fn = llvm::InlineAsm::get(
-      fty, "mma.sync.aligned.m16n8k16.row.col.f32." + t + "." + t + ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",
-      "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", /*hasSideEffects=*/false);
+      fty, "mma.sync.aligned." + shape_types + " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",
+      "=" + c_reg + ",=" + c_reg + ",=" + c_reg + ",=" + c_reg + ",r,r,r,r,r,r," + c_reg + "," + c_reg + "," + c_reg + "," + c_reg,
+      /*hasSideEffects=*/false);
   llvm::Value* d = bld.CreateCall(asm_fn, {a[0], a[1], a[2], a[3], b[0], b[1], c[0], c[1], c[2], c[3]});
   return {bld.CreateExtractValue(d, 0), bld.CreateExtractValue(d, 1), bld.CreateExtractValue(d, 2),
           bld.CreateExtractValue(d, 3)};

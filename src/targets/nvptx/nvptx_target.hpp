@@ -38,9 +38,9 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   /// f32 only: div.full.f32 (Triton's `/`), sqrt.approx.f32 (Triton's tl.sqrt).
   llvm::Value* approx_fn(codegen::Lowering& L, int kind, llvm::Value* x, llvm::Value* y) const override;
 
-  std::array<llvm::Value*, 4> mma_m16n8k16(codegen::Lowering& L, tile::dtype in, const std::array<llvm::Value*, 4>& a,
-                                           const std::array<llvm::Value*, 2>& b,
-                                           const std::array<llvm::Value*, 4>& c) const override;
+  std::array<llvm::Value*, 4> mma_m16n8(codegen::Lowering& L, tile::dtype in, const std::array<llvm::Value*, 4>& a,
+                                        const std::array<llvm::Value*, 2>& b,
+                                        const std::array<llvm::Value*, 4>& c) const override;
   llvm::Value* thread_id(codegen::Lowering& L) const override;
   void barrier(codegen::Lowering& L) const override;
   llvm::Value* shuffle_xor_i32(codegen::Lowering& L, llvm::Value* v, int mask) const override;

@@ -1,0 +1,451 @@
+// bench/gpu_matmul.cpp — matrix multiplication on the cuda backend (issue 6): Triton's matmul
+// tutorial kernel (bench::make_matmul_t: grouped program order, f32 accumulation; A, B and C in
+// f16, or all three in bf16), autotuned over the tutorial's 8 CUDA configs, against cuBLAS
+// (cublasGemmEx, compute type 32F, default algorithm; opened with dlopen from the CUDA libraries
+// on the machine: bench/cublas.hpp) on the same stream. Row-major, contiguous A (M×K), B (K×N),
+// C (M×N). Shapes: square M = N = K = 512 … 8192, and the LLM projections M = 8192 tokens,
+// N = K ∈ {4096, 11008, 14336}; `--quick`: 1024, 4096, 8192 and N = K = 11008 only.
+// Second pair of tables: the f16 kernel with leaky ReLU fused into its epilogue (ACTIVATION =
+// true: applied to the f32 accumulator before the f16 store) against cuBLAS followed by a
+// separate tile kernel applying leaky ReLU in place (bench::make_leaky_relu: f16 in and out, f32
+// math, BLOCK 1024), both in one timed function. bench/triton/matmul.py times Triton 3.6's
+// tutorial kernel and torch.mm (cuBLAS through PyTorch) on the same shapes, configs and budgets.
+//
+// Metric: TFLOP/s = 2·M·N·K / median time (the activation's M·N operations not counted).
+// Times: do_bench (25 ms warm-up, 100 ms of repetitions) with CUDA events and a 256 MB L2 flush
+// before each repetition, for tile and cuBLAS alike. Autotuning: tile::autotune, key (M, N, K)
+// plus the launch's ACTIVATION, 10 ms warm-up and 40 ms of repetitions per config (so the whole
+// bench fits in a few minutes), disk cache off: every run tunes afresh, as Triton's autotuner
+// does, so a choice stored by an older compiler never stands in for the current one's. The tuning
+// time, the chosen config and its module (registers, spills, shared memory) are printed per shape.
+//
+// Checks, before anything is timed, for every shape, type and epilogue:
+//   cuBLAS   against a double-precision host product at 260 elements (4 corners + 256 spread):
+//            catches a wrong call (operand order, leading dimensions);
+//   tile     its C first filled with NaN (0xFFFF), so an element it never writes shows; then
+//            every element against cuBLAS's: |tile − cuBLAS| ≤ rtol·|cuBLAS| + 1e-3·max|C|, rtol
+//            1e-2 for f16 and 2e-2 for bf16 (one bf16 ulp is up to 2^-7 relative) — and against
+//            the host product at the same 260 elements (the only check when cuBLAS is missing).
+// A mismatch prints the shape, the config and the worst element, leaves tile's value out (NaN) and
+// makes the bench exit 1 after its tables; so does an error (a compile or CUDA failure: each
+// names the shape and the step).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cublas.hpp"
+#include "gpu.hpp"
+#include "kernels.hpp"
+
+using namespace tile::literals;
+using tile::bfloat16;
+using tile::half;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
+constexpr int kLlmTokens = 8192;            // M of the LLM shapes
+constexpr double kAtolOfMax = 1e-3;         // the absolute tolerance, relative to max |C|
+constexpr double kTuneWarmupMs = 10, kTuneRepMs = 40;
+constexpr int kActBlock = 1024;             // the separate leaky ReLU kernel's BLOCK (num_warps 4)
+
+struct shape {
+  int M, N, K;
+  bool llm;  // M = 8192, N = K (the second table of each kind); else M = N = K
+};
+
+std::string str(const shape& s) {
+  return "M=" + std::to_string(s.M) + " N=" + std::to_string(s.N) + " K=" + std::to_string(s.K);
+}
+double tflops(const shape& s, double ms) { return 2.0 * s.M * double(s.N) * s.K / (ms * 1e-3) / 1e12; }
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+std::vector<shape> shapes(bool quick) {
+  std::vector<shape> out;
+  for (int n : quick ? std::vector<int>{1024, 4096, 8192} : std::vector<int>{512, 1024, 2048, 4096, 8192})
+    out.push_back({n, n, n, false});
+  for (int n : quick ? std::vector<int>{11008} : std::vector<int>{4096, 11008, 14336})
+    out.push_back({kLlmTokens, n, n, true});
+  return out;
+}
+
+/// The 8 configs Triton's matmul tutorial lists for CUDA with f16/bf16 inputs
+/// (get_cuda_autotune_config, without the 8 for fp8); bench/triton/matmul.py tunes over the same.
+std::vector<tile::config> tutorial_configs() {
+  auto c = [](int bm, int bn, int bk, int warps, int stages) {
+    return tile::config({{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 8}}, warps, stages);
+  };
+  return {c(128, 256, 64, 8, 3), c(64, 256, 32, 4, 4), c(128, 128, 32, 4, 4), c(128, 64, 32, 4, 4),
+          c(64, 128, 32, 4, 4),  c(128, 32, 32, 4, 4), c(64, 32, 32, 2, 5),  c(32, 64, 32, 2, 5)};
+}
+
+template <class T>
+struct elem;
+template <>
+struct elem<half> {
+  static constexpr const char* name = "f16";
+  static constexpr double rtol = 1e-2;
+};
+template <>
+struct elem<bfloat16> {
+  static constexpr const char* name = "bf16";
+  static constexpr double rtol = 2e-2;
+};
+
+/// One autotuner per element type (the kernel objects live as long as the program).
+template <class T>
+const auto& tuned_matmul() {
+  static const auto kernel = bench::make_matmul_t<T>();
+  static const auto tuned = tile::autotune(
+      kernel, {.configs = tutorial_configs(),
+               .key = {"M", "N", "K"},
+               .arg_names = {"a", "b", "c", "M", "N", "K", "sam", "sak", "sbk", "sbn", "scm", "scn"},
+               .warmup_ms = kTuneWarmupMs,
+               .rep_ms = kTuneRepMs,
+               .disk_cache = false});
+  return tuned;
+}
+template <class T>
+const auto& leaky_relu_kernel() {
+  static const auto k = bench::make_leaky_relu<T>();
+  return k;
+}
+
+template <class T>
+std::vector<T> convert(bench::pool& threads, const bench::floats& f) {
+  std::vector<T> v(f.size());
+  threads.parallel_for(f.size(), [&](std::size_t a, std::size_t b) {
+    for (std::size_t i = a; i < b; ++i) v[i] = T(f[i]);
+  });
+  return v;
+}
+
+double leaky(double x) { return x >= 0 ? x : 0.01 * x; }
+
+/// What a comparison found: elements outside |got − want| ≤ rtol·|want| + atol (NaN counts),
+/// the worst of them (largest excess over its bound), and the largest difference.
+struct mismatch {
+  std::size_t checked = 0, bad = 0, worst = 0;
+  double worst_excess = 0, worst_got = 0, worst_want = 0;
+  double max_diff = 0, max_want = 0, atol = 0;
+  void merge(const mismatch& o) {
+    checked += o.checked, bad += o.bad;
+    max_diff = std::max(max_diff, o.max_diff), max_want = std::max(max_want, o.max_want);
+    if (o.bad && (bad == o.bad || o.worst_excess > worst_excess))
+      worst = o.worst, worst_excess = o.worst_excess, worst_got = o.worst_got, worst_want = o.worst_want;
+  }
+  void add(std::size_t index, double got, double want, double rtol) {
+    ++checked;
+    const double d = std::abs(got - want);
+    max_diff = std::max(max_diff, std::isnan(d) ? HUGE_VAL : d);
+    if (d <= rtol * std::abs(want) + atol) return;
+    ++bad;
+    const double excess = std::isnan(d) ? HUGE_VAL : d / (rtol * std::abs(want) + atol);
+    if (bad == 1 || excess > worst_excess) worst = index, worst_excess = excess, worst_got = got, worst_want = want;
+  }
+};
+
+/// Every element of `got` against `want` (cuBLAS's), on all cores.
+template <class T>
+mismatch compare_all(bench::pool& threads, const std::vector<T>& got, const std::vector<T>& want, double rtol) {
+  std::mutex mu;
+  double max_want = 0;
+  threads.parallel_for(want.size(), [&](std::size_t lo, std::size_t hi) {
+    double m = 0;
+    for (std::size_t i = lo; i < hi; ++i)
+      if (const double w = std::abs(double(float(want[i]))); std::isfinite(w)) m = std::max(m, w);
+    std::lock_guard l(mu);
+    max_want = std::max(max_want, m);
+  });
+  mismatch total;
+  total.max_want = max_want;
+  total.atol = kAtolOfMax * max_want;
+  threads.parallel_for(want.size(), [&](std::size_t lo, std::size_t hi) {
+    mismatch part;
+    part.atol = total.atol;
+    for (std::size_t i = lo; i < hi; ++i) part.add(i, float(got[i]), float(want[i]), rtol);
+    std::lock_guard l(mu);
+    total.merge(part);
+  });
+  return total;
+}
+
+/// The elements the host reference computes: the four corners and 256 spread by a hash.
+std::vector<std::size_t> sample_points(const shape& s) {
+  const auto M = std::size_t(s.M), N = std::size_t(s.N);
+  std::vector<std::size_t> out = {0, N - 1, (M - 1) * N, M * N - 1};
+  std::uint64_t z = 0x243F6A8885A308D3ull ^ (M * 31 + N);
+  for (int i = 0; i < 256; ++i) {
+    z = z * 6364136223846793005ull + 1442695040888963407ull;
+    out.push_back(std::size_t(z >> 17) % (M * N));
+  }
+  return out;
+}
+
+/// `got` (all of C) at sample_points against a double-precision product of the same inputs.
+template <class T>
+mismatch spot_check(const std::vector<T>& a, const std::vector<T>& b, const std::vector<T>& got, const shape& s,
+                    bool activation, double rtol) {
+  const auto N = std::size_t(s.N), K = std::size_t(s.K);
+  std::vector<std::pair<std::size_t, double>> ref;
+  double max_want = 0;
+  for (std::size_t p : sample_points(s)) {
+    const std::size_t i = p / N, j = p % N;
+    double acc = 0;
+    for (std::size_t k = 0; k < K; ++k) acc += double(float(a[i * K + k])) * double(float(b[k * N + j]));
+    if (activation) acc = leaky(acc);
+    ref.emplace_back(p, acc);
+    max_want = std::max(max_want, std::abs(acc));
+  }
+  mismatch m;
+  m.max_want = max_want;
+  m.atol = kAtolOfMax * max_want;
+  for (const auto& [p, want] : ref) m.add(p, float(got[p]), want, rtol);
+  return m;
+}
+
+/// "1234 of 16777216 elements off; worst C[17, 200]: 1.5 vs 4.7 (allowed ±0.39) …".
+std::string describe(const mismatch& m, const shape& s, double rtol, const char* against) {
+  char buf[512];
+  const std::size_t i = m.worst / std::size_t(s.N), j = m.worst % std::size_t(s.N);
+  std::snprintf(buf, sizeof buf,
+                "%zu of %zu elements checked are off; worst C[%zu, %zu] = %.6g, %s %.6g (allowed ±%.3g: %.0e·|want| + "
+                "%.0e·max|C|, max|C| = %.4g); max |diff| = %.4g",
+                m.bad, m.checked, i, j, m.worst_got, against, m.worst_want, rtol * std::abs(m.worst_want) + m.atol, rtol,
+                kAtolOfMax, m.max_want, m.max_diff);
+  return buf;
+}
+
+/// The numbers the tables show: value[table][x][provider] (TFLOP/s).
+using results = std::map<std::string, std::map<double, std::map<std::string, double>>>;
+
+/// The state every measurement uses.
+struct bench_ctx {
+  tile::device dev;
+  std::unique_ptr<tile::testing::timer> timer;
+  bench::pool threads;
+  std::unique_ptr<bench::cublas::library> blas;  // null: no usable cuBLAS
+  results values;
+  std::vector<std::string> failures;
+};
+
+/// What the tuned kernel's last launch ran: "168 regs, 0 B local/spill, 98304 B smem".
+template <class Tuned, class T>
+std::string module_info(const Tuned& tuned, const tile::buffer<T>& a, const tile::buffer<T>& b, const tile::buffer<T>& c,
+                        const shape& s, bool activation) {
+  const auto cfg = tuned.last_config();
+  if (!cfg) return "no config";
+  std::vector<tile::named> metas = cfg->metas;
+  metas.emplace_back("num_warps", cfg->num_warps);
+  metas.emplace_back("num_stages", cfg->num_stages);
+  metas.emplace_back("ACTIVATION", activation);
+  const auto mod = tile::detail::compiled_module(tuned.kernel(), {a, b, c, s.M, s.N, s.K, s.K, 1, s.N, 1, s.N, 1}, metas);
+  const auto* cu = dynamic_cast<const tile::drivers::cuda_module*>(mod.get());
+  if (!cu) return "module not a cuda module";
+  return std::to_string(cu->num_regs) + " regs, " + std::to_string(cu->local_bytes) + " B local/spill, " +
+         std::to_string(cu->shared_bytes + std::uint32_t(cu->static_shared_bytes)) + " B smem";
+}
+
+/// Tables: the square shapes' x is M = N = K, the LLM shapes' x is N = K (M = 8192).
+std::string table_name(const std::string& stem, const shape& s) { return stem + (s.llm ? "-llm" : ""); }
+
+/// Measures one shape in type T: tile (autotuned) and cuBLAS, and for f16 the leaky ReLU pair.
+template <class T>
+void measure(bench_ctx& ctx, const shape& s, const bench::floats& fa, const bench::floats& fb, bool epilogue) {
+  const std::string what = std::string(elem<T>::name) + " " + str(s);
+  const double rtol = elem<T>::rtol, x = s.N;
+  const std::string plain = table_name(std::string("gpu-matmul-") + elem<T>::name, s);
+  const std::string fused = table_name(std::string("gpu-matmul-leaky-relu-") + elem<T>::name, s);
+  ctx.values[plain][x] = {{"tile", nan_v}, {"cuBLAS", nan_v}};
+  if (epilogue) ctx.values[fused][x] = {{"tile fused", nan_v}, {"cuBLAS + leaky_relu", nan_v}};
+  std::string step = "uploading the inputs";
+  auto fail = [&](const std::string& msg) {
+    ctx.failures.push_back(what + ": " + msg);
+    std::printf("  FAILED %s: %s\n", what.c_str(), msg.c_str());
+    std::fflush(stdout);
+  };
+  try {
+    const auto t0 = clock_type::now();
+    auto& dev = ctx.dev;
+    const auto ha = convert<T>(ctx.threads, fa), hb = convert<T>(ctx.threads, fb);
+    const auto a = dev.upload(ha), b = dev.upload(hb);
+    const std::size_t n_c = std::size_t(s.M) * std::size_t(s.N);
+    const auto c = dev.alloc<T>(n_c), ref = dev.alloc<T>(n_c);
+    auto& tuned = tuned_matmul<T>();
+    const int M = s.M, N = s.N, K = s.K;
+    auto grid = [M, N](const tile::meta& m) {
+      return tile::grid3{tile::cdiv(M, m["BLOCK_M"]) * tile::cdiv(N, m["BLOCK_N"])};
+    };
+    auto run_tile = [&](bool act) { tuned[grid](a, b, c, M, N, K, K, 1, N, 1, N, 1, "ACTIVATION"_c = act); };
+    auto run_cublas = [&] { ctx.blas->template gemm_row_major<T>(a.address(), b.address(), ref.address(), M, N, K); };
+    const int n_act = M * N;  // < 2^31 for every shape here
+    auto run_cublas_act = [&] {
+      run_cublas();
+      leaky_relu_kernel<T>()[{tile::cdiv(n_act, kActBlock)}](ref, n_act, "BLOCK"_c = kActBlock);
+    };
+
+    for (const bool act : epilogue ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+      const std::string tag = act ? " (leaky ReLU)" : "";
+      // cuBLAS's result (with the separate activation), checked at sample points against the host
+      std::vector<T> want;
+      if (ctx.blas) {
+        step = act ? "cuBLAS + the leaky_relu kernel" : "cuBLAS gemm";
+        if (act) run_cublas_act();
+        else run_cublas();
+        dev.synchronize();
+        want = ref.to_host();
+        if (const auto m = spot_check(ha, hb, want, s, act, rtol); m.bad) {
+          fail("cuBLAS" + tag + " disagrees with the host product (the bench's call is wrong?): " +
+               describe(m, s, rtol, "host"));
+          want.clear();  // tile is then checked against the host alone
+        }
+      }
+      // tile: the first launch tunes; then one launch into a NaN-filled C, checked
+      step = std::string("autotuning tile") + tag;
+      const auto t_tune = clock_type::now();
+      run_tile(act);
+      dev.synchronize();
+      const double tune_ms = ms_since(t_tune);
+      const auto cfg = tuned.last_config();
+      const std::string cfg_str = cfg ? cfg->str() : "?";
+      step = "tile" + tag + " with {" + cfg_str + "}";
+      tile::detail::driver_of(dev).fill(c.address(), 0xFF, c.bytes());  // on the stream, before the launch
+      run_tile(act);
+      dev.synchronize();
+      const auto got = c.to_host();
+      // `shown`: the widest check that ran (every element against cuBLAS, else the sample points)
+      mismatch shown = spot_check(ha, hb, got, s, act, rtol);
+      const char* against = "host";
+      bool ok = shown.bad == 0;
+      if (!ok) fail("tile" + tag + " {" + cfg_str + "} against the host product: " + describe(shown, s, rtol, "host"));
+      if (ok && !want.empty()) {
+        shown = compare_all(ctx.threads, got, want, rtol);
+        against = "cuBLAS";
+        ok = shown.bad == 0;
+        if (!ok) fail("tile" + tag + " {" + cfg_str + "} against cuBLAS: " + describe(shown, s, rtol, "cuBLAS"));
+      }
+      const std::string info = module_info(tuned, a, b, c, s, act);
+      // time both
+      step = "timing tile" + tag;
+      const double tile_tf = ok ? tflops(s, bench::median_ms([&] { run_tile(act); }, ctx.timer.get())) : nan_v;
+      double ref_tf = nan_v;
+      if (ctx.blas) {
+        step = "timing cuBLAS" + tag;
+        ref_tf = act ? tflops(s, bench::median_ms(run_cublas_act, ctx.timer.get()))
+                     : tflops(s, bench::median_ms(run_cublas, ctx.timer.get()));
+      }
+      if (act) ctx.values[fused][x] = {{"tile fused", tile_tf}, {"cuBLAS + leaky_relu", ref_tf}};
+      else ctx.values[plain][x] = {{"tile", tile_tf}, {"cuBLAS", ref_tf}};
+      std::printf("  %-5s %-26s%-13s tile %7.1f  %s %7.1f TFLOP/s  (%.2fx)  max|tile-%s| %.3g (max|C| %.4g)\n"
+                  "        {%s}: %s; tuned in %.0f ms\n",
+                  elem<T>::name, str(s).c_str(), act ? " leaky ReLU" : "", tile_tf, act ? "cuBLAS+act" : "cuBLAS", ref_tf,
+                  tile_tf / ref_tf, against, shown.max_diff, shown.max_want, cfg_str.c_str(),
+                  info.c_str(), tune_ms);
+      std::fflush(stdout);
+    }
+    std::printf("        (%s: %.1f s with set-up and checks)\n", what.c_str(), ms_since(t0) / 1e3);
+  } catch (const tile::error& e) {
+    fail(step + " failed: " + e.message());
+  }
+}
+
+/// The tables, from the values measured: one per (kind, type) and shape family.
+void print_tables(const bench_ctx& ctx, const std::vector<shape>& all) {
+  struct table {
+    std::string name, x_name;
+    bool llm;
+    std::vector<std::string> providers;
+  };
+  std::vector<table> tables;
+  for (const char* t : {"f16", "bf16"})
+    for (bool llm : {false, true})
+      tables.push_back({table_name(std::string("gpu-matmul-") + t, {0, 0, 0, llm}), llm ? "N=K (M=8192)" : "M=N=K", llm,
+                        {"tile", "cuBLAS"}});
+  for (bool llm : {false, true})
+    tables.push_back({table_name("gpu-matmul-leaky-relu-f16", {0, 0, 0, llm}), llm ? "N=K (M=8192)" : "M=N=K", llm,
+                      {"tile fused", "cuBLAS + leaky_relu"}});
+  for (const auto& t : tables) {
+    std::vector<double> xs;
+    for (const auto& s : all)
+      if (s.llm == t.llm) xs.push_back(s.N);
+    auto b = bench::sweep(t.name, t.x_name, xs, t.providers, t.providers, "TFLOP/s", !t.llm);
+    tile::testing::run(b, [&](double xv, const std::string& provider) {
+      const auto table = ctx.values.find(t.name);
+      if (table == ctx.values.end()) return nan_v;
+      const auto row = table->second.find(xv);
+      if (row == table->second.end()) return nan_v;
+      const auto v = row->second.find(provider);
+      return v == row->second.end() ? nan_v : v->second;
+    });
+  }
+}
+
+void usage(std::FILE* out, const char* argv0) {
+  std::fprintf(out,
+               "usage: %s [--quick]\n"
+               "  --quick  M=N=K 1024, 4096, 8192 and M=8192 N=K=11008 only\n"
+               "           (default: M=N=K 512 … 8192, and M=8192 N=K 4096, 11008, 14336)\n"
+               "  TILE_CUBLAS=/path/libcublas.so.N picks the cuBLAS; TILE_AUTOTUNE_VERBOSE=1 prints each config's time\n",
+               argv0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--quick") quick = true;
+    else if (arg == "--help" || arg == "-h") return usage(stdout, argv[0]), 0;
+    else {
+      std::fprintf(stderr, "gpu_matmul: unknown argument '%s'\n", argv[i]);
+      usage(stderr, argv[0]);
+      return 2;
+    }
+  }
+  auto dev = bench::gpu::cuda_device("gpu_matmul");
+  if (!dev) return 0;
+  const auto t0 = clock_type::now();
+  bench_ctx ctx{*dev, tile::testing::make_timer(*dev), {}, nullptr, {}, {}};
+  std::string why;
+  ctx.blas = bench::cublas::library::open(*dev, why);
+  if (ctx.blas) {
+    ctx.blas->set_stream(bench::gpu::driver(*dev).stream());  // tile's stream: the timer's events are there
+    std::printf("cuBLAS %d from %s\n", ctx.blas->version(), ctx.blas->path().c_str());
+  } else {
+    std::printf("cuBLAS: unavailable, its columns are empty and tile is checked against the host product at "
+                "sample points only (%s)\n", why.c_str());
+  }
+  const auto all = shapes(quick);
+  std::printf("%zu shapes%s; autotuning over %zu configs per shape, type and epilogue\n", all.size(),
+              quick ? " (--quick)" : "", tutorial_configs().size());
+  std::fflush(stdout);
+  for (const auto& s : all) {
+    // the same values for both types: uniform in [-1, 1), rounded to each type
+    const auto fa = bench::gpu::hash_floats(ctx.threads, std::size_t(s.M) * std::size_t(s.K), 101);
+    const auto fb = bench::gpu::hash_floats(ctx.threads, std::size_t(s.K) * std::size_t(s.N), 202);
+    measure<half>(ctx, s, fa, fb, true);
+    measure<bfloat16>(ctx, s, fa, fb, false);
+  }
+  std::printf("\n");
+  print_tables(ctx, all);
+  std::printf("A, B, C row-major; f32 accumulation; cuBLAS: cublasGemmEx, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT; "
+              "TFLOP/s = 2·M·N·K / median time;\ntile autotuned over Triton's 8 tutorial configs (key M, N, K, "
+              "ACTIVATION), afresh in every run\n");
+  std::printf("gpu_matmul: %.0f s in all\n", ms_since(t0) / 1e3);
+  if (!ctx.failures.empty()) {
+    std::fprintf(stderr, "gpu_matmul: %zu failure(s):\n", ctx.failures.size());
+    for (const auto& f : ctx.failures) std::fprintf(stderr, "  %s\n", f.c_str());
+    return 1;
+  }
+  return 0;
+}
