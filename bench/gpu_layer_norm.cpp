@@ -4,9 +4,10 @@
 // BLOCKs three times (mean, variance, normalize). BLOCK and num_warps as the tutorial picks them:
 // BLOCK = min(65536 / 2, next_pow2(N)) (so one BLOCK holds the row here), num_warps =
 // min(max(BLOCK / 256, 1), 8). Against the device's copy bandwidth measured in the same run.
-// Two more columns: the same kernel with Triton's statistics numerics (tl::fast_div/fast_sqrt),
-// and "row in registers" (bench::make_layer_norm_row: the row loaded once, N <= BLOCK), whose
-// Triton twin bench/triton/layer_norm.py times as well.
+// Three more columns: the same kernel with Triton's statistics numerics (tl::fast_div/fast_sqrt),
+// "row in registers" (bench::make_layer_norm_row: the row loaded once, N <= BLOCK), and the
+// tutorial's kernel with num_warps autotuned over 1, 2, 4, 8 (the tutorial's rule is a
+// heuristic); bench/triton/layer_norm.py times Triton's twins of the last two as well.
 //
 // Metric: GB/s = bytes moved / median time, for both columns:
 //   tile      (2·M·N + 2·N)·2 bytes: x read and y written (the tutorial's count), plus w and b
@@ -55,7 +56,7 @@ int main() {
   const std::int64_t M = 4096;
   const float eps = 1e-5f;
 
-  auto b = bench::sweep("gpu-layer-norm", "N", {1024, 2048, 4096, 8192}, {"tile", "tile fast div/sqrt", "tile row in registers", "D2D copy"},
+  auto b = bench::sweep("gpu-layer-norm", "N", {1024, 2048, 4096, 8192}, {"tile", "tile fast div/sqrt", "tile row in registers", "tile tuned warps", "D2D copy"},
                         {"tile", "D2D copy"},
                         "GB/s", true);
   std::int64_t n = 0, block = 0;
@@ -72,6 +73,14 @@ int main() {
   auto run_row = [&] {
     layer_norm_row[{M}](x, y, w, bias, dmean, drstd, n, n, eps, "BLOCK"_c = block, "num_warps"_c = warps);
   };
+  // the tutorial's kernel with num_warps chosen by tile::autotune over 1, 2, 4, 8 (key N; BLOCK
+  // given at the launch); bench/triton/layer_norm.py tunes Triton's the same way
+  auto tuned = tile::autotune(layer_norm, {.configs = {tile::config({}, 1), tile::config({}, 2), tile::config({}, 4),
+                                                       tile::config({}, 8)},
+                                           .key = {"N"},
+                                           .arg_names = {"X", "Y", "W", "B", "Mean", "Rstd", "stride", "N", "eps"},
+                                           .disk_cache = false});
+  auto run_tuned = [&] { tuned[{M}](x, y, w, bias, dmean, drstd, n, n, eps, "BLOCK"_c = block); };
   auto bytes = [&] { return double(2 * M * n + 2 * n) * sizeof(half); };
 
   tile::testing::run(b, [&](double xv, const std::string& provider) {
@@ -105,6 +114,12 @@ int main() {
       copy.emplace(*dev, std::size_t(M * n + n) * sizeof(half));
     }
     if (provider == "tile") return bench::gpu::gbps(bytes(), bench::median_ms(run_tile, timer.get()));
+    if (provider == "tile tuned warps") {
+      run_tuned();  // tunes (untimed)
+      const double gbps = bench::gpu::gbps(bytes(), bench::median_ms(run_tuned, timer.get()));
+      std::printf("  N = %lld: tuned num_warps = %d\n", static_cast<long long>(n), tuned.last_config()->num_warps);
+      return gbps;
+    }
     if (provider == "tile row in registers") return bench::gpu::gbps(bytes(), bench::median_ms(run_row, timer.get()));
     if (provider == "tile fast div/sqrt") return bench::gpu::gbps(bytes(), bench::median_ms(run_fast, timer.get()));
     return bench::gpu::gbps(2.0 * double(copy->bytes()), bench::median_ms([&] { (*copy)(); }, timer.get()));

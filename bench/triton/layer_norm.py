@@ -60,10 +60,16 @@ def layer_norm_fwd_row(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK: tl.constex
     tl.store(Y + row * stride + cols, (d * rstd * w + b).to(tl.float16), mask=mask)
 
 
+# the tutorial's kernel with num_warps tuned over 1, 2, 4, 8 (bench/gpu_layer_norm.cpp's "tile
+# tuned warps" tunes tile's the same way)
+layer_norm_fwd_tuned = triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (1, 2, 4, 8)],
+                                       key=["N"])(layer_norm_fwd)
+
+
 def main():
     M, eps = 4096, 1e-5
     sizes = [1024, 2048, 4096, 8192]
-    cols = {"triton": [], "triton row in registers": [], "torch": [], "D2D copy": []}
+    cols = {"triton": [], "triton row in registers": [], "triton tuned warps": [], "torch": [], "D2D copy": []}
     for n in sizes:
         x = (torch.rand(M, n, device="cuda") * 4 - 2).to(torch.float16)
         w = (torch.rand(n, device="cuda") * 2 - 1).to(torch.float16)
@@ -77,11 +83,15 @@ def main():
         def run_triton():
             layer_norm_fwd[(M,)](x, y, w, b, mean, rstd, x.stride(0), n, eps, BLOCK=block, num_warps=warps)
 
+        def run_triton_tuned():
+            layer_norm_fwd_tuned[(M,)](x, y, w, b, mean, rstd, x.stride(0), n, eps, BLOCK=block)
+
         def run_triton_row():
             layer_norm_fwd_row[(M,)](x, y, w, b, mean, rstd, x.stride(0), n, eps, BLOCK=block, num_warps=warps)
 
         want = torch.nn.functional.layer_norm(x.float(), (n,), w.float(), b.float(), eps)
-        for name, fn in (("layer_norm", run_triton), ("layer_norm_row", run_triton_row)):
+        for name, fn in (("layer_norm", run_triton), ("layer_norm_row", run_triton_row),
+                         ("layer_norm tuned", run_triton_tuned)):
             y.zero_()
             fn()
             err = (y.float() - want).abs().max().item()
@@ -90,6 +100,8 @@ def main():
         nbytes = (2 * M * n + 2 * n) * 2
         cols["triton"].append(_common.gbps(nbytes, _common.median_ms(run_triton)))
         cols["triton row in registers"].append(_common.gbps(nbytes, _common.median_ms(run_triton_row)))
+        cols["triton tuned warps"].append(_common.gbps(nbytes, _common.median_ms(run_triton_tuned)))
+        print(f"  N = {n}: tuned num_warps = {layer_norm_fwd_tuned.best_config.num_warps}")
         cols["torch"].append(_common.gbps(nbytes, _common.median_ms(
             lambda: torch.nn.functional.layer_norm(x, (n,), w, b, eps))))
         src = torch.empty((M * n + n) * 2, device="cuda", dtype=torch.uint8)
