@@ -34,42 +34,7 @@ using bench::make_add;
 using bench::make_layer_norm;
 using bench::make_softmax;
 using bench::make_warmup;
-auto make_matmul() {  // f16 in and out, f32 accumulation, leaky ReLU epilogue
-  return tile::kernel("matmul", [](tl::ptr<half> a, tl::ptr<half> b, tl::ptr<half> c, tl::i32 M, tl::i32 N, tl::i32 K,
-                                   tl::i32 stride_am, tl::i32 stride_ak, tl::i32 stride_bk, tl::i32 stride_bn,
-                                   tl::i32 stride_cm, tl::i32 stride_cn, tl::constexpr_<"BLOCK_M"> BM,
-                                   tl::constexpr_<"BLOCK_N"> BN, tl::constexpr_<"BLOCK_K"> BK,
-                                   tl::constexpr_<"GROUP_M"> GROUP_M, tl::constexpr_<"ACTIVATION", bool> ACTIVATION) {
-    using tl::_;
-    using tl::newaxis;
-    auto pid = tl::program_id(0);
-    auto num_pid_m = tl::cdiv(M, BM);
-    auto num_pid_n = tl::cdiv(N, BN);
-    auto num_pid_in_group = GROUP_M * num_pid_n;
-    auto first_pid_m = pid / num_pid_in_group * GROUP_M;
-    auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);
-    auto pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m;
-    auto pid_n = (pid % num_pid_in_group) / group_size_m;
-    auto offs_am = (pid_m * BM + tl::arange(0, BM)) % M;
-    auto offs_bn = (pid_n * BN + tl::arange(0, BN)) % N;
-    auto offs_k = tl::arange(0, BK);
-    auto a_ptrs = a + (offs_am(_, newaxis) * stride_am + offs_k(newaxis, _) * stride_ak);
-    auto b_ptrs = b + (offs_k(_, newaxis) * stride_bk + offs_bn(newaxis, _) * stride_bn);
-    auto acc = tl::zeros<float>({BM, BN});
-    tl::for_range(0, tl::cdiv(K, BK), [&](tl::tensor k) {
-      auto av = tl::load(a_ptrs, offs_k(newaxis, _) < K - k * BK, 0.0f);
-      auto bv = tl::load(b_ptrs, offs_k(_, newaxis) < K - k * BK, 0.0f);
-      acc = tl::dot(av, bv, acc);
-      a_ptrs += BK * stride_ak;
-      b_ptrs += BK * stride_bk;
-    });
-    if (ACTIVATION) acc = tl::where(acc >= 0, acc, 0.01f * acc);
-    auto offs_cm = pid_m * BM + tl::arange(0, BM);
-    auto offs_cn = pid_n * BN + tl::arange(0, BN);
-    auto c_ptrs = c + stride_cm * offs_cm(_, newaxis) + stride_cn * offs_cn(newaxis, _);
-    tl::store(c_ptrs, tl::cast<tl::f16>(acc), (offs_cm(_, newaxis) < M) & (offs_cn(newaxis, _) < N));
-  });
-}
+auto make_matmul() { return bench::make_matmul_t<half>(); }  // f16 in and out, f32 accumulation, ACTIVATION
 auto make_dropout() {
   return tile::kernel("dropout", [](tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::f32 p, tl::i32 seed,
                                     tl::constexpr_<"BLOCK"> BLOCK) {

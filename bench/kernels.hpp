@@ -120,7 +120,8 @@ template <class Out>
 inline void matmul_program(const auto& a, const auto& b, const auto& c, const auto& M, const auto& N, const auto& K,
                            const auto& stride_am, const auto& stride_ak, const auto& stride_bk, const auto& stride_bn,
                            const auto& stride_cm, const auto& stride_cn, const auto& BM, const auto& BN,
-                           const auto& BK, const auto& GROUP_M, bool activation) {
+                           const auto& BK, const auto& GROUP_M, bool activation,
+                           tl::precision precision = tl::precision::tf32) {
   using tl::_;
   using tl::newaxis;
   auto pid = tl::program_id(0);
@@ -141,7 +142,7 @@ inline void matmul_program(const auto& a, const auto& b, const auto& c, const au
   tl::for_range(0, tl::cdiv(K, BK), [&](tl::tensor k) {
     auto av = tl::load(a_ptrs, offs_k(newaxis, _) < K - k * BK, 0.0f);
     auto bv = tl::load(b_ptrs, offs_k(_, newaxis) < K - k * BK, 0.0f);
-    acc = tl::dot(av, bv, acc);
+    acc = tl::dot(av, bv, acc, precision);
     a_ptrs += BK * stride_ak;
     b_ptrs += BK * stride_bk;
   });
@@ -179,6 +180,19 @@ inline auto make_matmul_t() {
                         matmul_program<T>(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
                                           stride_cn, BM, BN, BK, GROUP_M, ACTIVATION.value);
                       });
+}
+
+/// The cpu matmul bench's kernel: f32 A, B and C at IEEE precision (exact f32 products, as its
+/// C++ reference), with ACTIVATION.
+inline auto make_matmul_f32_ieee() {
+  return tile::kernel("matmul", [](tl::ptr<float> a, tl::ptr<float> b, tl::ptr<float> c, tl::i32 M, tl::i32 N,
+                                   tl::i32 K, tl::i32 stride_am, tl::i32 stride_ak, tl::i32 stride_bk,
+                                   tl::i32 stride_bn, tl::i32 stride_cm, tl::i32 stride_cn, tl::constexpr_<"BLOCK_M"> BM,
+                                   tl::constexpr_<"BLOCK_N"> BN, tl::constexpr_<"BLOCK_K"> BK,
+                                   tl::constexpr_<"GROUP_M"> GROUP_M, tl::constexpr_<"ACTIVATION", bool> ACTIVATION) {
+    matmul_program<float>(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BM, BN,
+                          BK, GROUP_M, ACTIVATION.value, tl::precision::ieee);
+  });
 }
 
 /// leaky ReLU in place over n elements of T (computed in f32): the separate activation kernel
