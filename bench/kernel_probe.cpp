@@ -63,6 +63,50 @@ auto make_ln_variant(ln_variant v) {
 
 using namespace tile::literals;
 
+// matmul_prefetch: the matmul program with the next K step's A and B tiles loaded (masked past
+// the end) before the current step's dot — software pipelining by one stage in registers,
+// written by hand — against bench::make_matmul, to measure what a pipelining pass would buy.
+namespace {
+auto make_matmul_prefetch() {
+  return tile::kernel("matmul_prefetch", [](tl::ptr<tile::half> a, tl::ptr<tile::half> b, tl::ptr<tile::half> c,
+                                            tl::i32 M, tl::i32 N, tl::i32 K, tl::constexpr_<"BLOCK_M"> BM,
+                                            tl::constexpr_<"BLOCK_N"> BN, tl::constexpr_<"BLOCK_K"> BK,
+                                            tl::constexpr_<"GROUP_M"> GROUP_M) {
+    using tl::_;
+    using tl::newaxis;
+    auto pid = tl::program_id(0);
+    auto num_pid_m = tl::cdiv(M, BM);
+    auto num_pid_n = tl::cdiv(N, BN);
+    auto num_pid_in_group = GROUP_M * num_pid_n;
+    auto first_pid_m = pid / num_pid_in_group * GROUP_M;
+    auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);
+    auto pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m;
+    auto pid_n = (pid % num_pid_in_group) / group_size_m;
+    auto offs_am = (pid_m * BM + tl::arange(0, BM)) % M;
+    auto offs_bn = (pid_n * BN + tl::arange(0, BN)) % N;
+    auto offs_k = tl::arange(0, BK);
+    auto a_ptrs = a + (offs_am(_, newaxis) * K + offs_k(newaxis, _));
+    auto b_ptrs = b + (offs_k(_, newaxis) * N + offs_bn(newaxis, _));
+    auto acc = tl::zeros<float>({BM, BN});
+    auto av = tl::load(a_ptrs, offs_k(newaxis, _) < K, 0.0f);
+    auto bv = tl::load(b_ptrs, offs_k(_, newaxis) < K, 0.0f);
+    tl::for_range(0, tl::cdiv(K, BK), [&](tl::tensor k) {
+      a_ptrs += BK;
+      b_ptrs += BK * N;
+      auto an = tl::load(a_ptrs, offs_k(newaxis, _) < K - (k + 1) * BK, 0.0f);
+      auto bn = tl::load(b_ptrs, offs_k(_, newaxis) < K - (k + 1) * BK, 0.0f);
+      acc = tl::dot(av, bv, acc);
+      av = an;
+      bv = bn;
+    });
+    auto offs_cm = pid_m * BM + tl::arange(0, BM);
+    auto offs_cn = pid_n * BN + tl::arange(0, BN);
+    tl::store(c + N * offs_cm(_, newaxis) + offs_cn(newaxis, _), tl::cast<tl::f16>(acc),
+              (offs_cm(_, newaxis) < M) & (offs_cn(newaxis, _) < N));
+  });
+}
+}  // namespace
+
 static std::int64_t next_pow2(std::int64_t n) {
   std::int64_t p = 1;
   while (p < n) p *= 2;
@@ -116,6 +160,33 @@ int main(int argc, char** argv) {
           const double gbps = (2.0 * double(M) * double(n) + 2.0 * double(n)) * 2 / (r.median_ms * 1e-3) / 1e9;
           std::printf("layer_norm N=%lld %-20s %8.4f ms %8.1f GB/s\n", static_cast<long long>(n), names[i], r.median_ms, gbps);
         }
+    } else if (what == "matmul_prefetch") {  // n = M = N = K
+      auto timer = tile::testing::make_timer(dev);
+      const std::size_t nn = std::size_t(n * n);
+      auto a = dev.upload(std::vector<tile::half>(nn, tile::half(0.5f))), bb = dev.upload(std::vector<tile::half>(nn, tile::half(0.25f)));
+      auto c = dev.alloc<tile::half>(nn);
+      auto plain = bench::make_matmul();
+      auto pre = make_matmul_prefetch();
+      const int cfgs[][4] = {{128, 64, 32, 4}, {128, 128, 32, 4}, {128, 128, 32, 8}, {128, 256, 32, 8}, {64, 128, 32, 4}};
+      for (const auto& cf : cfgs) {
+        const std::uint32_t grid = std::uint32_t(tile::cdiv(n, cf[0]) * tile::cdiv(n, cf[1]));
+        auto run_plain = [&] {
+          plain[{grid}](a, bb, c, std::int32_t(n), std::int32_t(n), std::int32_t(n), std::int32_t(n), 1, std::int32_t(n), 1,
+                        std::int32_t(n), 1, "BLOCK_M"_c = cf[0], "BLOCK_N"_c = cf[1], "BLOCK_K"_c = cf[2], "GROUP_M"_c = 8,
+                        "num_warps"_c = cf[3]);
+        };
+        auto run_pre = [&] {
+          pre[{grid}](a, bb, c, std::int32_t(n), std::int32_t(n), std::int32_t(n), "BLOCK_M"_c = cf[0], "BLOCK_N"_c = cf[1],
+                      "BLOCK_K"_c = cf[2], "GROUP_M"_c = 8, "num_warps"_c = cf[3]);
+        };
+        const double tf = 2.0 * double(n) * double(n) * double(n) * 1e-12;
+        const double p_ms = tile::testing::do_bench(run_plain, 10, 50, {}, timer.get()).median_ms;
+        const double q_ms = tile::testing::do_bench(run_pre, 10, 50, {}, timer.get()).median_ms;
+        const float got = float(c.to_host()[12345]);
+        std::printf("matmul %lld^3 %dx%dx%d w%d: plain %.1f TFLOP/s, prefetched %.1f TFLOP/s (c = %g, want %g)\n",
+                    static_cast<long long>(n), cf[0], cf[1], cf[2], cf[3], tf / (p_ms * 1e-3), tf / (q_ms * 1e-3),
+                    double(got), 0.125 * double(n));
+      }
     } else if (what == "add") {
       auto k = bench::make_add();
       auto x = dev.alloc<float>(std::size_t(n)), y = dev.alloc<float>(std::size_t(n)), z = dev.alloc<float>(std::size_t(n));

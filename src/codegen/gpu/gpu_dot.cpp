@@ -11,12 +11,14 @@
 namespace tile::codegen::gpu {
 
 void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
-  // The operands go to shared memory once, in their own layouts (A row-major, B transposed, so
-  // that each thread's two consecutive k of a fragment register are one 32-bit word; rows padded
-  // by 8 elements: the 8 rows x 4 words a warp reads per fragment register hit 32 different
-  // banks). Then, k in steps of 16, each warp reads its fragments — the elements the operand
-  // layouts (layout::mma_v2_operand) give each thread — and runs its mma.sync steps. Only one
-  // k-step's fragments are live at a time, besides the accumulator.
+  // The operands go to shared memory once, from their own layouts, rows padded by 16 bytes (the
+  // 8 rows of 16 bytes a warp reads at once then fall in 8 different bank groups): A row-major
+  // [M][K]; B row-major [K][N] for 16-bit elements, else transposed [N][K] (so that each
+  // thread's consecutive k of a fragment register are one 32-bit word). Then, k one fragment at
+  // a time, each warp reads its fragments — the elements the operand layouts
+  // (layout::mma_v2_operand) give each thread: A with ldmatrix.x4, 16-bit B with
+  // ldmatrix.x2.trans, 32-bit and 8-bit B word by word — and runs its mma.sync steps. Only one
+  // k step's fragments are live at a time, besides the accumulator.
   auto& B = b();
   const ir::Type& at = op.operand(0)->type;
   const ir::Type& bt = op.operand(1)->type;
@@ -24,6 +26,7 @@ void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
   const int W = plan.num_warps;
   const int kw = layout::mma_kwidth(op);  // elements per 32-bit register: 2 (f16/bf16), 1 (tf32), 4 (8-bit)
   const std::int64_t es = 4 / kw, kfrag = 8 * kw;  // element bytes, k per mma
+  const bool b_rows = es == 2;  // B staged row-major and read with ldmatrix.trans (16-bit only)
   llvm::Type* ety = B.getIntNTy(static_cast<unsigned>(8 * es));
   const layout::LinearLayout LA = layout::mma_v2_operand(0, M, K, warps, W, kw);
   const layout::LinearLayout LB = layout::mma_v2_operand(1, K, N, warps, W, kw);
@@ -31,9 +34,10 @@ void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
   const DV& A = get(op.operand(0));
   const DV& Bm = get(op.operand(1));
   const DV acc = operand(op, 2);  // in the accumulator layout
-  const std::int64_t ld = K + 16 / es;  // padded row length (elements) of both staged operands
-  const std::uint64_t a_bytes = static_cast<std::uint64_t>(M * ld * es);
-  reserve(a_bytes + static_cast<std::uint64_t>(N * ld * es));
+  const std::int64_t lda = K + 16 / es;                  // padded row lengths (elements)
+  const std::int64_t ldb = (b_rows ? N : K) + 16 / es;
+  const std::uint64_t a_bytes = static_cast<std::uint64_t>(M * lda * es);
+  reserve(a_bytes + static_cast<std::uint64_t>((b_rows ? K : N) * ldb * es));
 
   barrier_before_write();
   // an element as the integer of its bits: f16 (half) and bf16 (i16) as they are stored, f32
@@ -42,44 +46,33 @@ void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
     if (t.elem == dtype::f32) v = S.dot_input(v, t, dtype::f32, true);
     return v->getType()->isIntegerTy() ? v : B.CreateBitCast(v, ety);
   };
-  // A: runs of consecutive registers along k become one vector store
-  {
-    auto [run, ax] = register_run(A.layout);
-    if (ax != 1 || A.regs.size() == 1) run = 1;
+  // x's elements to shared memory at base + (row * ld + col) * es, (row, col) = its (axis
+  // `row_axis`, the other) coordinates; runs of consecutive registers along col in one store
+  auto stage = [&](const DV& x, const ir::Type& t, int row_axis, std::int64_t ld, std::uint64_t base, const char* name) {
+    auto [run, ax] = register_run(x.layout);
+    if (ax != 1 - row_axis || x.regs.size() == 1) run = 1;
     run = std::min<int>(run, static_cast<int>(16 / es));
-    llvm::Value* writer = is_writer(A.layout);
+    llvm::Value* writer = is_writer(x.layout);
     S.if_else(writer, [&]() -> llvm::Value* {
-      for (int r = 0; r < A.layout.num_regs(); r += run) {
-        llvm::Value* i = coord(A.layout, r, 0);
-        llvm::Value* j = coord(A.layout, r, 1);
+      for (int r = 0; r < x.layout.num_regs(); r += run) {
+        llvm::Value* i = coord(x.layout, r, row_axis);
+        llvm::Value* j = coord(x.layout, r, 1 - row_axis);
         llvm::Value* flat = B.CreateAdd(B.CreateMul(i, B.getInt32(static_cast<std::uint32_t>(ld))), j);
-        llvm::Value* off = B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(static_cast<std::uint64_t>(es)));
+        llvm::Value* off = B.CreateAdd(B.getInt64(base), B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(static_cast<std::uint64_t>(es))));
         if (run == 1) {
-          B.CreateStore(to_bits(A.regs.size() == 1 ? A.regs[0] : A.regs[static_cast<std::size_t>(r)], at), smem_at(off));
+          B.CreateStore(to_bits(x.regs.size() == 1 ? x.regs[0] : x.regs[static_cast<std::size_t>(r)], t), smem_at(off));
         } else {
           llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(ety, static_cast<unsigned>(run)));
           for (int e = 0; e < run; ++e)
-            v = B.CreateInsertElement(v, to_bits(A.regs[static_cast<std::size_t>(r + e)], at), B.getInt32(static_cast<std::uint32_t>(e)));
+            v = B.CreateInsertElement(v, to_bits(x.regs[static_cast<std::size_t>(r + e)], t), B.getInt32(static_cast<std::uint32_t>(e)));
           B.CreateAlignedStore(v, smem_at(off), llvm::Align(static_cast<std::uint64_t>(run * es)));
         }
       }
       return nullptr;
-    }, nullptr, "mma.stage.a");
-  }
-  // B: element (k, n) at n * ld + k
-  {
-    llvm::Value* writer = is_writer(Bm.layout);
-    S.if_else(writer, [&]() -> llvm::Value* {
-      for (int r = 0; r < Bm.layout.num_regs(); ++r) {
-        llvm::Value* k = coord(Bm.layout, r, 0);
-        llvm::Value* n = coord(Bm.layout, r, 1);
-        llvm::Value* flat = B.CreateAdd(B.CreateMul(n, B.getInt32(static_cast<std::uint32_t>(ld))), k);
-        llvm::Value* off = B.CreateAdd(B.getInt64(a_bytes), B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(static_cast<std::uint64_t>(es))));
-        B.CreateStore(to_bits(Bm.regs.size() == 1 ? Bm.regs[0] : Bm.regs[static_cast<std::size_t>(r)], bt), smem_at(off));
-      }
-      return nullptr;
-    }, nullptr, "mma.stage.b");
-  }
+    }, nullptr, name);
+  };
+  stage(A, at, 0, lda, 0, "mma.stage.a");
+  stage(Bm, bt, b_rows ? 0 : 1, ldb, a_bytes, "mma.stage.b");
   barrier();
 
   auto reg_of = [&](const layout::LinearLayout& l, std::int64_t r, std::int64_t c) {
@@ -87,14 +80,27 @@ void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
     if (!i) unsupported(op, "internal error: an mma fragment element has no register");
     return *i;
   };
-  // the 32-bit word holding this thread's elements (x, y) and (x, y + 1) of a staged operand
-  auto word = [&](const layout::LinearLayout& l, int r, bool transposed, std::uint64_t base) -> llvm::Value* {
-    llvm::Value* row = coord(l, r, transposed ? 1 : 0);
-    llvm::Value* col = coord(l, r, transposed ? 0 : 1);
+  auto at_elem = [&](std::uint64_t base, llvm::Value* row, llvm::Value* col, std::int64_t ld) {
     llvm::Value* flat = B.CreateAdd(B.CreateMul(row, B.getInt32(static_cast<std::uint32_t>(ld))), col);
-    llvm::Value* off = B.CreateAdd(B.getInt64(base), B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(static_cast<std::uint64_t>(es))));
-    return B.CreateAlignedLoad(B.getInt32Ty(), smem_at(off), llvm::Align(4));
+    return smem_at(B.CreateAdd(B.getInt64(base), B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(static_cast<std::uint64_t>(es)))));
   };
+  // the 32-bit word of transposed B holding this thread's (k .. k + kw - 1, n) of register r
+  auto b_word = [&](int r) -> llvm::Value* {
+    return B.CreateAlignedLoad(B.getInt32Ty(), at_elem(a_bytes, coord(LB, r, 1), coord(LB, r, 0), ldb), llvm::Align(4));
+  };
+  // ldmatrix's row addresses: lane i points at row i % 8 of matrix i / 8; the warp's own offset
+  // along M (A) or N (B) is its thread coordinate without the lane's bits (rows 0..7 of a
+  // fragment for A, columns 0..7 for B)
+  llvm::Value* li = B.CreateAnd(lane, B.getInt32(7));
+  llvm::Value* lm = B.CreateLShr(lane, B.getInt32(3));
+  llvm::Value* warp_m = B.CreateAnd(thread_coord(LA, 0), B.getInt32(~7u));
+  llvm::Value* warp_n = B.CreateAnd(thread_coord(LB, 1), B.getInt32(~7u));
+  // A: matrix m of the fragment at (r0, k0) is rows r0 + 8 (m & 1), columns k0 + kh (m >> 1)
+  llvm::Value* a_row_in = B.CreateAdd(li, B.CreateMul(B.CreateAnd(lm, B.getInt32(1)), B.getInt32(8)));
+  llvm::Value* a_col_in = B.CreateMul(B.CreateLShr(lm, B.getInt32(1)), B.getInt32(static_cast<std::uint32_t>(4 * kw)));
+  // B (row-major, .trans): matrix m of the fragment at (k0, c0) is rows k0 + 8 m, columns c0
+  llvm::Value* b_row_in = B.CreateAdd(li, B.CreateMul(B.CreateAnd(lm, B.getInt32(1)), B.getInt32(8)));
+
   std::vector<llvm::Value*> d(static_cast<std::size_t>(C.num_regs()));
   for (int r = 0; r < C.num_regs(); ++r)
     d[static_cast<std::size_t>(r)] = acc.regs.size() == 1 ? acc.regs[0] : acc.regs.at(static_cast<std::size_t>(r));
@@ -102,11 +108,22 @@ void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
   for (std::int64_t k0 = 0; k0 < K; k0 += kfrag) {  // k in order, one fragment's k at a time
     std::vector<std::array<llvm::Value*, 4>> af;
     std::vector<std::array<llvm::Value*, 2>> bf;
-    for (std::int64_t r0 = 0; r0 < M; r0 += 16 * warps[0])
-      af.push_back({word(LA, reg_of(LA, r0, k0), false, 0), word(LA, reg_of(LA, r0 + 8, k0), false, 0),
-                    word(LA, reg_of(LA, r0, k0 + kh), false, 0), word(LA, reg_of(LA, r0 + 8, k0 + kh), false, 0)});
-    for (std::int64_t c0 = 0; c0 < N; c0 += 8 * warps[1])
-      bf.push_back({word(LB, reg_of(LB, k0, c0), true, a_bytes), word(LB, reg_of(LB, k0 + kh, c0), true, a_bytes)});
+    for (std::int64_t r0 = 0; r0 < M; r0 += 16 * warps[0]) {
+      llvm::Value* row = B.CreateAdd(B.CreateAdd(warp_m, a_row_in), B.getInt32(static_cast<std::uint32_t>(r0)));
+      llvm::Value* col = B.CreateAdd(a_col_in, B.getInt32(static_cast<std::uint32_t>(k0)));
+      auto m = target.ldmatrix(S, at_elem(0, row, col, lda), 4, false);
+      af.push_back({m[0], m[1], m[2], m[3]});
+    }
+    for (std::int64_t c0 = 0; c0 < N; c0 += 8 * warps[1]) {
+      if (b_rows) {
+        llvm::Value* row = B.CreateAdd(b_row_in, B.getInt32(static_cast<std::uint32_t>(k0)));
+        llvm::Value* col = B.CreateAdd(warp_n, B.getInt32(static_cast<std::uint32_t>(c0)));
+        auto m = target.ldmatrix(S, at_elem(a_bytes, row, col, ldb), 2, true);
+        bf.push_back({m[0], m[1]});
+      } else {
+        bf.push_back({b_word(reg_of(LB, k0, c0)), b_word(reg_of(LB, k0 + kh, c0))});
+      }
+    }
     std::size_t mi = 0;
     for (std::int64_t r0 = 0; r0 < M; r0 += 16 * warps[0], ++mi) {
       std::size_t ni = 0;

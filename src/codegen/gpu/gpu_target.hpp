@@ -36,6 +36,11 @@ class GpuTargetHooks : public TargetHooks {
   virtual std::array<llvm::Value*, 4> mma_m16n8(Lowering& L, tile::dtype in, const std::array<llvm::Value*, 4>& a,
                                                 const std::array<llvm::Value*, 2>& b,
                                                 const std::array<llvm::Value*, 4>& c) const = 0;
+  /// Loads `count` (1, 2 or 4) 8 x 8 matrices of 16-bit elements from shared memory for the warp
+  /// (ldmatrix): lane i gives the address of row i % 8 of matrix i / 8 (16 bytes, aligned); each
+  /// lane receives one i32 per matrix — elements (lane / 4, 2 (lane % 4) .. +1) of it, or with
+  /// `trans` of its transpose. Every lane takes part.
+  virtual std::vector<llvm::Value*> ldmatrix(Lowering& L, llvm::Value* shared_row_ptr, int count, bool trans) const = 0;
   /// Lowering's scratch memory is per thread on a GPU: local memory (an alloca).
   llvm::Value* scratch_base(Lowering&, Builder&) const override { return nullptr; }
 };

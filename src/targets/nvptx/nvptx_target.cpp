@@ -252,6 +252,26 @@ std::array<llvm::Value*, 4> NvptxTarget::mma_m16n8(codegen::Lowering& L, tile::d
           bld.CreateExtractValue(d, 3)};
 }
 
+std::vector<llvm::Value*> NvptxTarget::ldmatrix(codegen::Lowering& L, llvm::Value* shared_row_ptr, int count,
+                                               bool trans) const {
+  auto& b = *L.b;
+  llvm::Intrinsic::ID id = llvm::Intrinsic::not_intrinsic;
+  switch (count) {
+    case 1: id = trans ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_trans_b16 : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_b16; break;
+    case 2: id = trans ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16 : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16; break;
+    case 4: id = trans ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16 : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16; break;
+    default: throw tile::error("nvptx: ldmatrix of " + std::to_string(count) + " matrices");
+  }
+  llvm::Value* r = b.CreateIntrinsic(id, {shared_row_ptr->getType()}, {shared_row_ptr});  // overloaded on the pointer
+  std::vector<llvm::Value*> out;
+  if (count == 1) {
+    out.push_back(r);
+  } else {
+    for (int i = 0; i < count; ++i) out.push_back(b.CreateExtractValue(r, static_cast<unsigned>(i)));
+  }
+  return out;
+}
+
 llvm::Value* NvptxTarget::math_fn(codegen::Lowering& L, int kind, llvm::Value* x) const {
   auto& b = *L.b;
   if (!x->getType()->isFloatTy()) return nullptr;

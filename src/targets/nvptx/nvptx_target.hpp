@@ -41,6 +41,8 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   std::array<llvm::Value*, 4> mma_m16n8(codegen::Lowering& L, tile::dtype in, const std::array<llvm::Value*, 4>& a,
                                         const std::array<llvm::Value*, 2>& b,
                                         const std::array<llvm::Value*, 4>& c) const override;
+  std::vector<llvm::Value*> ldmatrix(codegen::Lowering& L, llvm::Value* shared_row_ptr, int count,
+                                     bool trans) const override;
   llvm::Value* thread_id(codegen::Lowering& L) const override;
   void barrier(codegen::Lowering& L) const override;
   llvm::Value* shuffle_xor_i32(codegen::Lowering& L, llvm::Value* v, int mask) const override;
