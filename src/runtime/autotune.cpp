@@ -42,11 +42,10 @@ std::string meta_text(const detail::meta_value& v) {
   }
   return "";
 }
-std::string number_text(double v) {
-  std::ostringstream o;
-  o.precision(17);
-  o << v;
-  return o.str();
+std::string number_text(double v) {  // every launch builds its key with this: no stream
+  char buf[32];
+  const int n = std::snprintf(buf, sizeof buf, "%.17g", v);
+  return std::string(buf, static_cast<std::size_t>(std::max(n, 0)));
 }
 }  // namespace
 
@@ -89,7 +88,11 @@ struct autotuner_core::state {
       fail("autotune: no argument named '" + r.name + "' (autotune_options::arg_names " +
                (opt.arg_names.empty() ? std::string("is empty: name the runtime arguments there, or use indices")
                                       : "has " + std::to_string(opt.arg_names.size()) + " names") + ")", loc);
-    return static_cast<std::size_t>(it - opt.arg_names.begin());
+    const auto i = static_cast<std::size_t>(it - opt.arg_names.begin());
+    if (i >= n_args)
+      fail("autotune: '" + r.name + "' is name " + std::to_string(i) + " of arg_names, but the kernel takes " +
+               std::to_string(n_args) + " runtime arguments (meta-parameters are not named there)", loc);
+    return i;
   }
   [[noreturn]] void fail(const std::string& m, src_loc loc) const { throw tile::error(m, loc, kernel.name()); }
 
@@ -131,8 +134,14 @@ struct autotuner_core::state {
     return out;
   }
 
-  std::string key_text(const key_values& k, std::span<const meta_value> user) const {
+  std::string key_text(const key_values& k, std::span<const meta_value> user, std::span<const launch_arg> args) const {
+    // the device is part of the key: one kernel tuned on two devices keeps two choices
     std::string t = k.str();
+    for (const auto& a : args)
+      if (a.k == launch_arg::kind::pointer && a.alloc) {
+        t += "; on " + a.alloc->dev->name();
+        break;
+      }
     for (const auto& u : user) t += "; " + std::string(u.name) + "=" + meta_text(u);
     return t;
   }
@@ -174,7 +183,7 @@ std::size_t autotuner_core::state::choose(const launch_grid& grid, std::span<con
   if (opt.configs.empty()) fail("autotune: no configs to choose from", loc);
   if (opt.configs.size() == 1) return 0;
   const key_values key = key_of(args, loc);
-  const std::string text = key_text(key, user);
+  const std::string text = key_text(key, user, args);
   if (auto it = chosen.find(text); it != chosen.end()) return it->second;
 
   // the disk cache
@@ -186,11 +195,23 @@ std::size_t autotuner_core::state::choose(const launch_grid& grid, std::span<con
     for (const auto& c : opt.configs) configs += "{" + c.str() + "}";
     ck.emplace();
     ck->kernel = kernel.name();
-    ck->ir_hash = kernel.ir_hash(args, merged(opt.configs[0], user, loc), loc);
-    ck->target = "autotune;" + (dev ? dev->name() : std::string("best"));
-    ck->options = configs + ";key " + text;
-    ck->version = TILE_VERSION;
-    if (auto payload = tuning_cache()->load(*ck, "tune")) {
+    // the IR of the first config that traces (one that does not is skipped by the tuning too)
+    bool hashed = false;
+    for (const auto& c : opt.configs) {
+      try {
+        ck->ir_hash = kernel.ir_hash(args, merged(c, user, loc), loc);
+        hashed = true;
+        break;
+      } catch (const tile::error&) {
+      }
+    }
+    if (!hashed) ck.reset();  // nothing traces: tune() reports every config's error
+    if (ck) ck->target = "autotune;" + (dev ? dev->name() : std::string("best"));
+    if (ck) {
+      ck->options = configs + ";key " + text;
+      ck->version = TILE_VERSION;
+    }
+    if (auto payload = ck ? tuning_cache()->load(*ck, "tune") : std::nullopt) {
       for (std::size_t i = 0; i < opt.configs.size(); ++i)
         if (opt.configs[i].str() == *payload) {
           ++stats.disk_hits;

@@ -270,6 +270,10 @@ TEST_CASE("autotune: bad keys and conflicting meta-parameters are errors naming 
     CHECK(std::string(e.what()).find("no argument named 'n'") != std::string::npos);
     CHECK(std::string(e.what()).find("test_autotune.cpp") != std::string::npos);
   }
+  // a name past the runtime arguments (arg_names copied with a meta-parameter's name)
+  auto past = tile::autotune(scale, {.configs = {tile::config({{"BLOCK", 64}}), tile::config({{"BLOCK", 32}})},
+                                     .key = {"BLOCK"}, .arg_names = {"x", "y", "n", "BLOCK"}, .disk_cache = false});
+  CHECK_THROWS_WITH_AS(past[{1}](x, y, 64), doctest::Contains("the kernel takes 3 runtime arguments"), tile::error);
   auto twice = tile::autotune(scale, {.configs = {tile::config({{"BLOCK", 64}}), tile::config({{"BLOCK", 32}})},
                                       .key = {2}, .disk_cache = false});
   CHECK_THROWS_WITH_AS(twice[{1}](x, y, 64, "BLOCK"_c = 64), doctest::Contains("given at the launch and by config"),

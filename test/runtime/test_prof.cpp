@@ -241,3 +241,21 @@ TEST_CASE("prof: TILE_PROFILE profiles a whole program without code changes") {
   CHECK(metric(at(outer, "child_fill <grid:2x1x1> <warps:4> <stages:3>"), "count") == 1);
   CHECK(metric(at(at(outer, "inner"), "child_fill <grid:4x1x1> <warps:4> <stages:3>"), "count") == 1);
 }
+
+TEST_CASE("prof: an enter hook that throws: the launch does not happen, hooks entered before it are exited") {
+  auto dev = tile::device::best();
+  auto out = dev.alloc<float>(256);
+  std::vector<std::string> seen;
+  const int s = tile::prof::start(temp_dir("hookthrow") + "/p");
+  const int h1 = tile::prof::add_launch_hook([&](const tile::prof::launch_info&) { seen.push_back("enter 1"); },
+                                             [&](const tile::prof::launch_info&) { seen.push_back("exit 1"); });
+  const int h2 = tile::prof::add_launch_hook([&](const tile::prof::launch_info&) { throw std::runtime_error("hook"); }, {});
+  CHECK_THROWS_AS(tiny[{1}](out, "BLOCK"_c = 128), std::runtime_error);
+  CHECK(seen == std::vector<std::string>{"enter 1", "exit 1"});
+  tile::prof::remove_launch_hook(h2);
+  tiny[{1}](out, "BLOCK"_c = 128);  // the profiler is still consistent
+  tile::prof::remove_launch_hook(h1);
+  profile p = current(s);
+  CHECK(metric(at(p.root, tiny_name(1)), "count") == 1);
+  tile::prof::finalize(s);
+}

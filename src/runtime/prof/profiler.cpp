@@ -229,8 +229,9 @@ void drain_cupti() {
 /// Resolves the oldest `n` launches timed by events (all when n is SIZE_MAX).
 void resolve_events(std::size_t n = SIZE_MAX) {
   for (std::size_t i = 0; i < n && !g_pending_events.empty(); ++i) {
-    resolve(g_pending_events.front());
+    record r = std::move(g_pending_events.front());  // out first: one that fails is dropped, not retried forever
     g_pending_events.pop_front();
+    resolve(r);
   }
 }
 
@@ -243,8 +244,9 @@ void resolve_cupti(std::size_t n = SIZE_MAX) {
   for (const auto* d : devs) d->driver().synchronize();
   drain_cupti();
   for (std::size_t i = 0; i < n && !g_pending_cupti.empty(); ++i) {
-    resolve(g_pending_cupti.front());
+    record r = std::move(g_pending_cupti.front());
     g_pending_cupti.pop_front();
+    resolve(r);
   }
 }
 
@@ -412,23 +414,44 @@ launch_observer::launch_observer(tile::detail::device_impl& dev, const drivers::
       }
     }
   }
-  for (const hook& h : *s_->hooks)
-    if (h.enter) h.enter(i);
-  if (s_->rec) {
-    record& r = *s_->rec;
-    switch (r.kind) {
-      case timer_kind::host: r.host_start_us = host_us(clock::now()); break;
-      case timer_kind::events: r.ev0->record(); break;
-      case timer_kind::cupti:
-        g_cupti->push_external_id(r.id);
-        s_->cupti_pushed = true;
-        break;
-      case timer_kind::none: break;
+  // A hook or the timer's start that throws leaves nothing behind: the hooks entered so far are
+  // exited and the events go back (the destructor does not run for a constructor that throws).
+  std::size_t entered = 0;
+  try {
+    for (const hook& h : *s_->hooks) {
+      if (h.enter) h.enter(i);
+      ++entered;
     }
+    if (s_->rec) {
+      record& r = *s_->rec;
+      switch (r.kind) {
+        case timer_kind::host: r.host_start_us = host_us(clock::now()); break;
+        case timer_kind::events: r.ev0->record(); break;
+        case timer_kind::cupti:
+          g_cupti->push_external_id(r.id);
+          s_->cupti_pushed = true;
+          break;
+        case timer_kind::none: break;
+      }
+    }
+  } catch (...) {
+    for (std::size_t k = 0; k < entered; ++k) {
+      try {
+        if ((*s_->hooks)[k].exit) (*s_->hooks)[k].exit(i);
+      } catch (...) {  // the first error is the one that propagates
+      }
+    }
+    if (s_->rec && s_->rec->kind == timer_kind::events) {
+      std::lock_guard lock(g_mu);
+      for (auto* e : {&s_->rec->ev0, &s_->rec->ev1})
+        if (*e) s_->rec->cc->pool.push_back(std::move(*e));
+    }
+    throw;
   }
 }
 
 void launch_observer::done() {
+  s_->finished = true;  // from here the record belongs to the queues (a resolve below may throw)
   if (s_->rec) {
     record& r = *s_->rec;
     switch (r.kind) {
@@ -466,7 +489,6 @@ void launch_observer::done() {
       case timer_kind::none: resolve(r); break;
     }
   }
-  s_->finished = true;
   for (const hook& h : *s_->hooks)
     if (h.exit) h.exit(s_->info);
 }
@@ -476,8 +498,8 @@ launch_observer::~launch_observer() {
   if (s_->cupti_pushed) g_cupti->pop_external_id();
   if (s_->rec && s_->rec->kind == timer_kind::events) {  // give the events back
     std::lock_guard lock(g_mu);
-    s_->rec->cc->pool.push_back(std::move(s_->rec->ev0));
-    s_->rec->cc->pool.push_back(std::move(s_->rec->ev1));
+    for (auto* e : {&s_->rec->ev0, &s_->rec->ev1})
+      if (*e) s_->rec->cc->pool.push_back(std::move(*e));
   }
   for (const hook& h : *s_->hooks) {
     try {
@@ -497,6 +519,7 @@ int start(std::string name, const session_options& opt) {
   if (opt.device_timer != "auto" && opt.device_timer != "cupti" && opt.device_timer != "events")
     throw tile::error("tile::prof::start: device_timer is \"auto\", \"cupti\" or \"events\", got \"" + opt.device_timer + "\"");
   std::lock_guard lock(g_mu);
+  if (opt.device_timer == "cupti") (void)cuda_timer_for("cupti");  // unavailable: an error here, not at every launch
   auto s = std::make_unique<session>();
   s->id = g_next_session++;
   s->name = std::move(name);
@@ -537,8 +560,12 @@ std::vector<std::string> finalize(int id) {
     if (s.active) --g_active;
     g_sessions.erase(i);
   }
-  if (g_sessions.empty() && g_cupti) {
+  if (g_sessions.empty() && g_cupti) {  // no session left: stop tracing (and buffering) every kernel
     g_cupti_times.clear();
+    (void)g_cupti->flush(true);
+    g_cupti->disable();
+    g_cupti = nullptr;
+    g_cupti_tried = false;  // the next session opens (re-enables) it again
   }
   update_observers();
   return paths;
