@@ -265,6 +265,7 @@ CUresult cuEventCreate(CUevent* e, unsigned) {
 }
 CUresult cuEventRecord(CUevent, CUstream) { return CUDA_SUCCESS; }
 CUresult cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
+CUresult cuEventQuery(CUevent) { return CUDA_SUCCESS; }
 CUresult cuEventElapsedTime_v2(float* ms, CUevent, CUevent) { return *ms = 1.5f, CUDA_SUCCESS; }
 CUresult cuEventDestroy_v2(CUevent) { return --s.events, CUDA_SUCCESS; }
 

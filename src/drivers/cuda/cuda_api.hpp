@@ -202,6 +202,7 @@ inline constexpr unsigned kDefaultMaxDynamicShared = 48 * 1024;
   X(cuEventCreate, (cu::CUevent * event, unsigned flags))                                                  \
   X(cuEventRecord, (cu::CUevent event, cu::CUstream stream))                                               \
   X(cuEventSynchronize, (cu::CUevent event))                                                               \
+  X(cuEventQuery, (cu::CUevent event))                                                                     \
   X(cuEventElapsedTime_v2, (float* ms, cu::CUevent start, cu::CUevent end))                                \
   X(cuEventDestroy_v2, (cu::CUevent event))                                                                \
   X(cuLinkCreate_v2, (unsigned num_options, cu::CUjit_option* options, void** option_values,               \

@@ -515,6 +515,13 @@ void cuda_event::synchronize() const {
   cuda_check(ctx_->api(), ctx_->api().cuEventSynchronize(ev_), "cuEventSynchronize");
 }
 
+bool cuda_event::done() const {
+  const cu::CUresult r = ctx_->api().cuEventQuery(ev_);
+  if (r == cu::CUDA_ERROR_NOT_READY) return false;
+  cuda_check(ctx_->api(), r, "cuEventQuery");
+  return true;
+}
+
 float cuda_event::elapsed_ms(const cuda_event& start, const cuda_event& end) {
   end.synchronize();
   float ms = 0;

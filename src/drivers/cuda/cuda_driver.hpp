@@ -190,6 +190,7 @@ class cuda_event {
   void record();                    // on the driver's current stream
   void record(void* cu_stream);
   void synchronize() const;         // waits until the work recorded before it is done
+  bool done() const;                // whether the work recorded before it is done (no wait)
   cu::CUevent handle() const { return ev_; }
   /// Milliseconds between two recorded events; waits for `end`.
   static float elapsed_ms(const cuda_event& start, const cuda_event& end);

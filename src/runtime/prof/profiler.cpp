@@ -4,9 +4,10 @@
 // Recording a launch costs the launching thread a lock, a walk down each active session's tree
 // along this thread's scope stack, and the start and end marks of its timer: two CUDA events
 // from a pool (cuEventRecord is asynchronous), a CUPTI external-correlation push and pop, or two
-// steady-clock reads on the host backends. Nothing waits for the GPU while recording: a launch's
-// time is read when the session is written (hatchet_json, finalize), or when more than
-// kMaxPending launches wait, from the oldest ones, which the GPU has long finished.
+// steady-clock reads on the host backends. Recording does not wait for the GPU: a launch's time
+// is read when the session is written (hatchet_json, finalize, which synchronize), or, for CUDA
+// events, once more than kMaxPending launches wait, from the oldest ones the GPU has finished
+// (cuEventQuery); CUPTI's every kMaxPendingCupti launches (a synchronization and a flush).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -230,6 +231,19 @@ void drain_cupti() {
 void resolve_events(std::size_t n = SIZE_MAX) {
   for (std::size_t i = 0; i < n && !g_pending_events.empty(); ++i) {
     record r = std::move(g_pending_events.front());  // out first: one that fails is dropped, not retried forever
+    g_pending_events.pop_front();
+    resolve(r);
+  }
+}
+
+/// On the launch path: resolves up to `n` of the oldest launches timed by events whose end event
+/// has completed (cuEventQuery), stopping at the first that has not — the launching thread does
+/// not wait for the GPU. Past 4 kMaxPending waiting launches it waits for the oldest after all
+/// (a GPU that far behind would otherwise make the pool grow without bound).
+void resolve_finished_events(std::size_t n) {
+  for (std::size_t i = 0; i < n && !g_pending_events.empty(); ++i) {
+    if (g_pending_events.size() <= 4 * kMaxPending && !g_pending_events.front().ev1->done()) break;
+    record r = std::move(g_pending_events.front());
     g_pending_events.pop_front();
     resolve(r);
   }
@@ -479,7 +493,7 @@ void launch_observer::done() {
     switch (r.kind) {
       case timer_kind::events:
         g_pending_events.push_back(std::move(r));
-        if (g_pending_events.size() > kMaxPending) resolve_events(kMaxPending / 2);
+        if (g_pending_events.size() > kMaxPending) resolve_finished_events(kMaxPending / 2);
         break;
       case timer_kind::cupti:
         g_pending_cupti.push_back(std::move(r));
