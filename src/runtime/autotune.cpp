@@ -20,6 +20,7 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include "jit/disk_cache.hpp"
 #include "runtime/device_impl.hpp"
@@ -71,6 +72,15 @@ struct autotuner_core::state {
   src_loc defined_at;
   std::mutex mu;                        // one tuning at a time; guards everything below
   std::map<std::string, std::size_t> chosen;  // key text -> index into opt.configs
+  /// The launch path's lookup: the key's raw bits (binary_key) -> the config and the launch's
+  /// meta-parameters merged with it, so a launch of a tuned key formats and merges nothing. (The
+  /// user's meta names are the kernel's compile-time names: they outlive the entry.)
+  struct fast_entry {
+    std::size_t index;
+    std::vector<meta_value> metas;
+  };
+  std::unordered_map<std::string, fast_entry> fast;
+  std::vector<std::size_t> key_index;  // the key's runtime-argument indices, resolved at the first launch
   std::vector<double> last_timings;
   autotune_stats stats;
   std::size_t last = static_cast<std::size_t>(-1);  // the config of the last launch
@@ -144,6 +154,35 @@ struct autotuner_core::state {
       }
     for (const auto& u : user) t += "; " + std::string(u.name) + "=" + meta_text(u);
     return t;
+  }
+
+  /// The key's values, the device and the launch's meta-parameters as raw bytes.
+  std::string binary_key(std::span<const launch_arg> args, std::span<const meta_value> user, src_loc loc) {
+    if (key_index.size() != opt.key.size()) {
+      key_index.clear();
+      for (const auto& r : opt.key) key_index.push_back(index_of(r, args.size(), loc));
+    }
+    std::string k;
+    k.reserve(16 * (key_index.size() + user.size()) + 8);
+    auto put = [&k](const auto& v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    for (std::size_t i : key_index) {
+      const launch_arg& a = args[i];
+      put(a.k);
+      if (a.k == launch_arg::kind::floating) put(a.f);
+      else if (a.k == launch_arg::kind::integer) put(a.i);
+      else put(a.t);
+    }
+    for (const auto& a : args)
+      if (a.k == launch_arg::kind::pointer && a.alloc) {
+        put(a.alloc->dev.get());
+        break;
+      }
+    for (const auto& u : user) {
+      k.append(u.name);
+      k.push_back('\0');
+      put(u.k), put(u.i), put(u.f);
+    }
+    return k;
   }
 
   std::size_t choose(const launch_grid& grid, std::span<const launch_arg> args, std::span<const meta_value> user,
@@ -372,17 +411,21 @@ autotuner_core::autotuner_core(const kernel_core& k, autotune_options opt, src_l
 
 void autotuner_core::launch(const launch_grid& grid, std::span<const launch_arg> args,
                             std::span<const meta_value> user, src_loc loc) const {
-  std::vector<meta_value> metas;
-  const config* c = nullptr;
+  const state::fast_entry* e = nullptr;
   {
     std::lock_guard lock(s_->mu);
-    const std::size_t i = s_->choose(grid, args, user, loc);
-    c = &s_->opt.configs[i];
-    s_->last = i;
-    metas = s_->merged(*c, user, loc);
+    std::string bk = s_->binary_key(args, user, loc);
+    auto it = s_->fast.find(bk);
+    if (it == s_->fast.end()) {
+      const std::size_t i = s_->choose(grid, args, user, loc);
+      it = s_->fast.emplace(std::move(bk), state::fast_entry{i, s_->merged(s_->opt.configs[i], user, loc)}).first;
+    }
+    e = &it->second;  // entries are never erased: the pointer stays valid after the lock
+    s_->last = e->index;
   }
-  if (c->pre_hook) c->pre_hook();
-  s_->kernel.launch(grid, args, metas, loc);
+  const config& c = s_->opt.configs[e->index];
+  if (c.pre_hook) c.pre_hook();
+  s_->kernel.launch(grid, args, e->metas, loc);
 }
 
 std::optional<config> autotuner_core::last_config() const {
