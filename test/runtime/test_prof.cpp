@@ -171,6 +171,13 @@ TEST_CASE("prof: deactivated regions are not recorded; several sessions record i
   CHECK(fs::exists(dir + "/one.hatchet"));
   CHECK(fs::exists(dir + "/two.chrome_trace"));
   CHECK_THROWS_AS(tile::prof::activate(s1), tile::error);
+  try {  // the message names the caller's line
+    tile::prof::hatchet_json(s1);
+    FAIL("expected an error for a finalized session");
+  } catch (const tile::error& e) {
+    CHECK(std::string(e.what()).find("test_prof.cpp") != std::string::npos);
+    CHECK(std::string(e.what()).find("no session") != std::string::npos);
+  }
   CHECK_THROWS_AS(tile::prof::start("x", {.device_timer = "sundial"}), tile::error);
 }
 

@@ -44,27 +44,31 @@ struct session_options {
   std::string device_timer = "auto";
 };
 
+/// Misuse (an unknown or finalized session, a bad option, a file that cannot be written) throws a
+/// tile::error naming the caller's line.
+///
 /// Starts (and activates) a session writing <name>.hatchet / <name>.chrome_trace at finalize.
 /// Returns its id. Several sessions may run at once; each launch is recorded in every active one.
-int start(std::string name = "proton", const session_options& opt = {});
+int start(std::string name = "proton", const session_options& opt = {},
+          std::source_location where = std::source_location::current());
 /// Resumes recording into a session (all sessions when id < 0).
-void activate(int session = -1);
+void activate(int session = -1, std::source_location where = std::source_location::current());
 /// Pauses a session: launches and scopes entered meanwhile are not recorded in it.
-void deactivate(int session = -1);
+void deactivate(int session = -1, std::source_location where = std::source_location::current());
 /// Waits for the recorded kernels' times, writes the session's files and ends it (every session
 /// when id < 0). Returns the paths written.
-std::vector<std::string> finalize(int session = -1);
+std::vector<std::string> finalize(int session = -1, std::source_location where = std::source_location::current());
 /// Whether any session is recording.
 bool active() noexcept;
 
 /// The session's current profile as Proton's hatchet JSON (waits for the device times of the
 /// launches recorded so far), without ending it. For tests and tools.
-std::string hatchet_json(int session);
+std::string hatchet_json(int session, std::source_location where = std::source_location::current());
 /// The same, as a Chrome trace.
-std::string chrome_trace_json(int session);
+std::string chrome_trace_json(int session, std::source_location where = std::source_location::current());
 /// How the session times kernels: "cupti", "cuda events", "host clock", "none (null backend)",
 /// or "" before its first launch.
-std::string timer_of(int session);
+std::string timer_of(int session, std::source_location where = std::source_location::current());
 
 /// Enters a scope on this thread (exit_scope ends it); prefer tile::prof::scope.
 void enter_scope(std::string_view name, const metrics& m = {});

@@ -528,61 +528,82 @@ launch_observer::~launch_observer() {
 // ---- the public API -----------------------------------------------------------------------------------
 using namespace detail;
 
-int start(std::string name, const session_options& opt) {
-  if (name.empty()) throw tile::error("tile::prof::start: a session needs a name (its files' path without extension)");
-  if (opt.device_timer != "auto" && opt.device_timer != "cupti" && opt.device_timer != "events")
-    throw tile::error("tile::prof::start: device_timer is \"auto\", \"cupti\" or \"events\", got \"" + opt.device_timer + "\"");
-  std::lock_guard lock(g_mu);
-  if (opt.device_timer == "cupti") (void)cuda_timer_for("cupti");  // unavailable: an error here, not at every launch
-  auto s = std::make_unique<session>();
-  s->id = g_next_session++;
-  s->name = std::move(name);
-  s->opt = opt;
-  const int id = s->id;
-  g_sessions.emplace(id, std::move(s));
-  ++g_active;
-  update_observers();
-  return id;
-}
-
-void activate(int id) {
-  std::lock_guard lock(g_mu);
-  for_sessions(id, [](session& s) {
-    if (!s.active) s.active = true, ++g_active;
-  });
-  update_observers();
-}
-
-void deactivate(int id) {
-  std::lock_guard lock(g_mu);
-  for_sessions(id, [](session& s) {
-    if (s.active) s.active = false, --g_active;
-  });
-  update_observers();
-}
-
-std::vector<std::string> finalize(int id) {
-  std::lock_guard lock(g_mu);
-  std::vector<int> ids;
-  for_sessions(id, [&](session& s) { ids.push_back(s.id); });
-  resolve_pending();
-  std::vector<std::string> paths;
-  for (int i : ids) {
-    session& s = get_session(i);
-    auto p = write_files(s);
-    paths.insert(paths.end(), p.begin(), p.end());
-    if (s.active) --g_active;
-    g_sessions.erase(i);
+namespace {
+/// f(), its errors naming the caller's line where they name none.
+template <class F>
+auto at_caller(std::source_location where, F f) {
+  try {
+    return f();
+  } catch (const tile::error& e) {
+    if (e.where().known()) throw;
+    throw tile::error(e.message(), where);
   }
-  if (g_sessions.empty() && g_cupti) {  // no session left: stop tracing (and buffering) every kernel
-    g_cupti_times.clear();
-    (void)g_cupti->flush(true);
-    g_cupti->disable();
-    g_cupti = nullptr;
-    g_cupti_tried = false;  // the next session opens (re-enables) it again
-  }
-  update_observers();
-  return paths;
+}
+}  // namespace
+
+int start(std::string name, const session_options& opt, std::source_location where) {
+  return at_caller(where, [&] {
+    if (name.empty()) throw tile::error("tile::prof::start: a session needs a name (its files' path without extension)");
+    if (opt.device_timer != "auto" && opt.device_timer != "cupti" && opt.device_timer != "events")
+      throw tile::error("tile::prof::start: device_timer is \"auto\", \"cupti\" or \"events\", got \"" + opt.device_timer + "\"");
+    std::lock_guard lock(g_mu);
+    if (opt.device_timer == "cupti") (void)cuda_timer_for("cupti");  // unavailable: an error here, not at every launch
+    auto s = std::make_unique<session>();
+    s->id = g_next_session++;
+    s->name = std::move(name);
+    s->opt = opt;
+    const int id = s->id;
+    g_sessions.emplace(id, std::move(s));
+    ++g_active;
+    update_observers();
+    return id;
+  });
+}
+
+void activate(int id, std::source_location where) {
+  return at_caller(where, [&] {
+    std::lock_guard lock(g_mu);
+    for_sessions(id, [](session& s) {
+      if (!s.active) s.active = true, ++g_active;
+    });
+    update_observers();
+  });
+}
+
+void deactivate(int id, std::source_location where) {
+  return at_caller(where, [&] {
+    std::lock_guard lock(g_mu);
+    for_sessions(id, [](session& s) {
+      if (s.active) s.active = false, --g_active;
+    });
+    update_observers();
+  });
+}
+
+std::vector<std::string> finalize(int id, std::source_location where) {
+  return at_caller(where, [&] {
+    std::lock_guard lock(g_mu);
+    std::vector<int> ids;
+    for_sessions(id, [&](session& s) { ids.push_back(s.id); });
+    resolve_pending();
+    std::vector<std::string> paths;
+    for (int i : ids) {
+      session& s = get_session(i);
+      auto p = write_files(s);
+      paths.insert(paths.end(), p.begin(), p.end());
+      if (s.active) --g_active;
+      g_sessions.erase(i);
+    }
+    if (g_sessions.empty() && g_cupti) {  // no session left: stop tracing (and buffering) every kernel
+      g_cupti_times.clear();
+      (void)g_cupti->flush(true);
+      g_cupti->disable();
+      g_cupti = nullptr;
+      g_cupti_tried = false;  // the next session opens (re-enables) it again
+    }
+    update_observers();
+    return paths;
+  });
 }
 
 bool active() noexcept {
@@ -590,24 +611,30 @@ bool active() noexcept {
   return g_active > 0;
 }
 
-std::string hatchet_json(int id) {
-  std::lock_guard lock(g_mu);
-  session& s = get_session(id);
-  resolve_pending();
-  s.data.devices = snapshot_devices(s).devices;
-  return to_hatchet(s.data);
+std::string hatchet_json(int id, std::source_location where) {
+  return at_caller(where, [&] {
+    std::lock_guard lock(g_mu);
+    session& s = get_session(id);
+    resolve_pending();
+    s.data.devices = snapshot_devices(s).devices;
+    return to_hatchet(s.data);
+  });
 }
 
-std::string chrome_trace_json(int id) {
-  std::lock_guard lock(g_mu);
-  session& s = get_session(id);
-  resolve_pending();
-  return to_chrome_trace(s.data);
+std::string chrome_trace_json(int id, std::source_location where) {
+  return at_caller(where, [&] {
+    std::lock_guard lock(g_mu);
+    session& s = get_session(id);
+    resolve_pending();
+    return to_chrome_trace(s.data);
+  });
 }
 
-std::string timer_of(int id) {
-  std::lock_guard lock(g_mu);
-  return get_session(id).timer;
+std::string timer_of(int id, std::source_location where) {
+  return at_caller(where, [&] {
+    std::lock_guard lock(g_mu);
+    return get_session(id).timer;
+  });
 }
 
 void enter_scope(std::string_view name, const metrics& m) {
