@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 
 namespace tile::analysis {
 
@@ -66,6 +67,7 @@ AxisAnalysis::AxisAnalysis(const ir::Function& f) {
     const ir::Value* a = f.body.arg(static_cast<unsigned>(i));
     AxisInfo info = unknown_info(a->type);
     if (i < f.arg_info.size()) info.scalar_div = f.arg_info[i].divisibility;
+    if (i < f.arg_info.size() && f.arg_info[i].nonneg) lower_[a] = 0;
     set(a, info);
   }
   block(f.body);
@@ -87,8 +89,77 @@ void AxisAnalysis::block(const ir::Block& b) {
   for (const auto& o : b.ops) op(*o);
 }
 
+void AxisAnalysis::note_lower_bound(const ir::Op& o) {
+  const ir::Value* r = o.result();
+  if (!r->type.is_int() || r->type.ptr || r->type.elem == dtype::i1) return;
+  constexpr std::int64_t kBig = std::int64_t{1} << 40;  // bounds stay far from overflow
+  auto lb = [&](unsigned k) -> std::optional<std::int64_t> {
+    auto it = lower_.find(o.operand(k));
+    if (it == lower_.end()) return std::nullopt;
+    return it->second;
+  };
+  auto constant = [&](unsigned k) -> std::optional<std::int64_t> {
+    const ir::Value* v = o.operand(k);
+    while (v->def && (v->def->kind == OpKind::splat || v->def->kind == OpKind::broadcast)) v = v->def->operand(0);
+    if (v->def && v->def->kind == OpKind::constant && v->type.is_int()) return v->def->attrs.ints.at(0);
+    return std::nullopt;
+  };
+  std::optional<std::int64_t> out;
+  auto a = o.operands.size() > 0 ? lb(0) : std::nullopt;
+  auto b = o.operands.size() > 1 ? lb(1) : std::nullopt;
+  switch (o.kind) {
+    case OpKind::constant: out = o.attrs.ints.at(0); break;
+    case OpKind::arange: out = o.attrs.ints.at(0); break;
+    case OpKind::program_id:
+    case OpKind::num_programs: out = 0; break;
+    case OpKind::splat:
+    case OpKind::broadcast:
+    case OpKind::expand_dims:
+    case OpKind::reshape:
+    case OpKind::permute:
+    case OpKind::hint: out = a; break;
+    case OpKind::add:
+      if (a && b) out = *a + *b;
+      break;
+    case OpKind::sub:
+      if (auto c = constant(1); a && c) out = *a - *c;
+      break;
+    case OpKind::mul:
+      if (a && b && *a >= 0 && *b >= 0) out = *a * *b;
+      break;
+    case OpKind::div:
+    case OpKind::shr:
+      if (a && b && *a >= 0 && *b >= 0) out = 0;
+      break;
+    case OpKind::rem:  // the dividend's sign
+      if (a && *a >= 0) out = 0;
+      break;
+    case OpKind::minimum:
+      if (a && b) out = std::min(*a, *b);
+      break;
+    case OpKind::maximum:
+      if (a || b) out = std::max(a.value_or(-kBig), b.value_or(-kBig));
+      break;
+    case OpKind::bit_and:
+      if ((a && *a >= 0) || (b && *b >= 0)) out = 0;
+      break;
+    case OpKind::select:
+      if (auto t = lb(1), f = lb(2); t && f) out = std::min(*t, *f);
+      break;
+    case OpKind::cast: {
+      const ir::Type& from = o.operand(0)->type;
+      if (from.is_int() && !from.ptr && from.elem != dtype::i1 && size_of(r->type.elem) >= size_of(from.elem)) out = a;
+      break;
+    }
+    default: break;
+  }
+  if (is_unsigned(r->type.elem)) out = std::max<std::int64_t>(out.value_or(0), 0);
+  if (out && *out > -kBig && *out < kBig) lower_[r] = *out;
+}
+
 void AxisAnalysis::op(const ir::Op& o) {
   if (o.results.empty() && o.regions.empty()) return;
+  if (o.results.size() == 1 && o.regions.empty()) note_lower_bound(o);
   const ir::Type* rt = o.results.empty() ? nullptr : &o.result()->type;
   auto in = [&](unsigned k) -> const AxisInfo& { return at(o.operand(k)); };
   const std::size_t R = rt ? rt->shape.size() : 0;
@@ -221,6 +292,34 @@ void AxisAnalysis::op(const ir::Op& o) {
       set(o.result(), i);
       return;
     }
+    case OpKind::rem: {
+      // x % m: a run of x starting at a multiple of c, with m a multiple of c constant over it,
+      // stays a run: [k c, k c + c) % m = [j c, j c + c) for x >= 0 (or unsigned). The result is
+      // a multiple of whatever divides both. For a dividend not proven >= 0 (nonneg()) the run
+      // is kept too, as Triton keeps it (matmul's `(pid_m * BM + arange) % M`): C's `%` takes
+      // the dividend's sign, so only a negative run starting at a multiple of m differs (its
+      // first element is 0, not -m) — indices below zero, which address before the tensor.
+      const AxisInfo &a = in(0), &b = in(1);
+      AxisInfo i = filled(*rt, 1, 1, 1);
+      if (!rt->is_int()) {
+        set(o.result(), i);
+        return;
+      }
+      if (a.contiguity.empty()) {
+        i.scalar_div = std::min(a.scalar_div, b.scalar_div);
+        set(o.result(), i);
+        return;
+      }
+      for (std::size_t d = 0; d < R; ++d) {
+        i.constancy[d] = std::min(a.constancy[d], b.constancy[d]);
+        i.contiguity[d] = std::min({a.contiguity[d], a.divisibility[d], b.divisibility[d], b.constancy[d]});
+        // runs shorter than x's start inside them: at multiples of their own length only
+        const std::int64_t start = i.contiguity[d] < a.contiguity[d] ? i.contiguity[d] : a.divisibility[d];
+        i.divisibility[d] = i.contiguity[d] > 1 ? std::min(start, b.divisibility[d]) : std::min(elem_div(a, d), elem_div(b, d));
+      }
+      set(o.result(), i);
+      return;
+    }
     case OpKind::cmp: {
       const AxisInfo &a = in(0), &b = in(1);
       AxisInfo i = filled(*rt, 1, 1, 1);
@@ -269,6 +368,7 @@ void AxisAnalysis::op(const ir::Op& o) {
       AxisInfo ivi = filled(body.arg(0)->type, 1, 1, 1);
       ivi.scalar_div = std::min(at(o.operand(0)).scalar_div, at(o.operand(2)).scalar_div);
       set(body.arg(0), ivi);
+      if (auto lo = lower_.find(o.operand(0)); lo != lower_.end()) lower_[body.arg(0)] = lo->second;  // iv >= lo (step > 0)
       for (int iter = 0; iter < 4; ++iter) {
         for (std::size_t k = 0; k < n; ++k) set(body.arg(static_cast<unsigned>(1 + k)), carried[k]);
         block(body);

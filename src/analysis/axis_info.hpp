@@ -5,7 +5,7 @@
 //                    pointers, the value for integers);
 //   constancy[d]     values are equal along d in runs of this many elements.
 // Every figure is a power of two. Fed by the launch's specialization (arguments that are
-// multiples of 16, ir::ArgInfo), arange, constants, tl::multiple_of / tl::max_contiguous, and
+// multiples of 16 or non-negative, ir::ArgInfo), arange, constants, tl::multiple_of / tl::max_contiguous, and
 // propagated through arithmetic, broadcasts and loops (to a fixed point). The GPU lowering reads
 // it to make global loads and stores 128 bits wide where data and masks allow.
 #pragma once
@@ -33,12 +33,22 @@ class AxisAnalysis {
   const AxisInfo& at(const ir::Value* v) const;
   /// Divisibility of a scalar value, or of a tile's elements along every axis (min).
   std::int64_t divisibility(const ir::Value* v) const;
+  /// Integers proven >= 0 in every element, from a lower bound per value: program ids (0),
+  /// aranges (their start), constants, non-negative launch arguments (ir::ArgInfo::nonneg), and
+  /// what add, sub of a constant, mul, div, rem, min/max, shifts and shape ops make of them
+  /// (index arithmetic is assumed not to overflow, as Triton's analyses assume).
+  bool nonneg(const ir::Value* v) const {
+    auto it = lower_.find(v);
+    return it != lower_.end() && it->second >= 0;
+  }
 
  private:
   void block(const ir::Block& b);
   void op(const ir::Op& o);
   void set(const ir::Value* v, AxisInfo i) { info_[v] = std::move(i); }
+  void note_lower_bound(const ir::Op& o);
   mutable std::unordered_map<const ir::Value*, AxisInfo> info_;  // unknown values added on first query
+  std::unordered_map<const ir::Value*, std::int64_t> lower_;  // proven lower bounds of integers
 };
 
 /// The weakest facts about a value of type t.

@@ -1,7 +1,7 @@
 // src/ir/hash.cpp — layer: ir. The structural hash of a kernel: the IR part of every compile
 // cache key.
 //
-// What counts: the function's name, its arguments' types and ArgInfo (name, divisibility, noalias), and
+// What counts: the function's name, its arguments' types and ArgInfo (name, divisibility, noalias, nonneg), and
 // for every op in order its kind, operands (as value numbers, numbered like the printer does),
 // result types, attrs (ints, the bits of f, str) and regions (argument types, then ops). What does
 // not: source locations, so one kernel traced from two call sites hashes equal. An assert's
@@ -67,6 +67,7 @@ class StructuralHash {
       h_.str(a.name);
       h_.u64(static_cast<std::uint64_t>(a.divisibility));
       h_.u64(a.noalias ? 1 : 0);
+      h_.u64(a.nonneg ? 1 : 0);
     }
     block(f.body);
     return h_.finish();

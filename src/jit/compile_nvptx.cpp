@@ -22,6 +22,7 @@
 #include "jit/llvm_passes.hpp"
 #include "jit/ptxas.hpp"
 #include "layout/assign_layouts.hpp"
+#include "schedule/software_pipeline.hpp"
 #include "support/env.hpp"
 #include "targets/nvptx/nvptx_target.hpp"
 
@@ -118,12 +119,19 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& fn, const targets::n
   analysis::AxisAnalysis axis(fn);
   layout::LayoutPlan plan = layout::assign_layouts(fn, axis, fn.num_warps, {.mma = a.sm >= 80 ? 80 : 0});
   timer.lap("layouts");
+  // shared memory a CTA may opt into: sm_90 228 KB, sm_80/sm_87 164 KB, other sm_8x 100 KB (1 KB
+  // of each is the driver's)
+  const std::uint64_t smem_limit = (a.sm >= 90 ? 227 : a.sm == 80 || a.sm == 87 ? 163 : 99) * 1024;
+  const schedule::PipelinePlan pipes =
+      a.sm >= 80 ? schedule::plan_pipelines(fn, plan, axis, fn.num_stages, smem_limit) : schedule::PipelinePlan{};
+  timer.lap("pipelining");
   if (env::enabled("TILE_DUMP_IR"))
     std::cerr << "// ----- layouts for " << a.name() << ", " << fn.num_warps << " warps (kernel " << fn.name << ") ----- //\n"
-              << layout::print_plan(fn, plan, &axis) << std::flush;
+              << layout::print_plan(fn, plan, &axis) << schedule::print_pipelines(fn, pipes) << std::flush;
   llvm::LLVMContext ctx;
   targets::nvptx::NvptxTarget target(a, fn.num_warps);
   codegen::gpu::GpuLowering lowering(ctx, target, plan, axis);
+  lowering.set_pipelines(&pipes);
   std::unique_ptr<llvm::Module> m = lowering.run(fn, k->entry);
   k->shared_bytes = lowering.shared_bytes();
   timer.lap("lower to LLVM");
@@ -134,7 +142,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& fn, const targets::n
   timer.lap("PTX");
   if (dumping) {
     dump_artifact(fn.name, digest, "tir", ir::print(fn, true));
-    dump_artifact(fn.name, digest, "layouts", layout::print_plan(fn, plan, &axis));
+    dump_artifact(fn.name, digest, "layouts", layout::print_plan(fn, plan, &axis) + schedule::print_pipelines(fn, pipes));
     dump_artifact(fn.name, digest, "ll", to_text(*m));
     dump_artifact(fn.name, digest, "ptx", k->ptx);
   }

@@ -403,4 +403,20 @@ LinearLayout mma_v2_operand(int op_idx, std::int64_t rows, std::int64_t cols, st
   return l;
 }
 
+std::pair<int, int> register_run(const LinearLayout& l) {
+  if (l.reg.empty()) return {1, 0};
+  int ax = -1;
+  for (std::size_t d = 0; d < l.reg[0].size(); ++d)
+    if (l.reg[0][d] == 1) ax = static_cast<int>(d);
+  if (ax < 0) return {1, 0};
+  int n = 0;
+  for (const auto& b : l.reg) {
+    Coords want(b.size(), 0);
+    want[static_cast<std::size_t>(ax)] = std::int64_t{1} << n;
+    if (b != want) break;
+    ++n;
+  }
+  return {1 << n, ax};
+}
+
 }  // namespace tile::layout

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tile::layout {
@@ -113,5 +114,8 @@ std::optional<LinearLayout> split(const LinearLayout& l);
 std::optional<std::vector<int>> register_map(const LinearLayout& from, const LinearLayout& to);
 /// The register of `l` whose register-basis part is the element `c` (lane 0, warp 0), if any.
 std::optional<int> register_of(const LinearLayout& l, const Coords& c);
+/// How many leading registers of `l` are consecutive elements along one axis, and that axis
+/// ({1, 0} when none are): the width of a thread's vector accesses before axis info limits it.
+std::pair<int, int> register_run(const LinearLayout& l);
 
 }  // namespace tile::layout

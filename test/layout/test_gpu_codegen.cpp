@@ -370,6 +370,41 @@ TEST_CASE("dot: f16/bf16 into f32 runs on tensor cores (mma.sync m16n8k16) on sm
   }
 }
 
+TEST_CASE("dot K loop: software-pipelined (num_stages) — operands copied ahead with cp.async into a ring of shared buffers") {
+  for (const char* target : {"sm_80", "sm_90a"}) {
+    CAPTURE(target);
+    setenv("TILE_TARGET", target, 1);
+    for (int stages : {1, 2, 3, 4}) {
+      CAPTURE(stages);
+      dump_dir d;
+      auto dev = tile::device::get("null");
+      auto a = dev.alloc<tile::half>(64 * 32 * 4), b = dev.alloc<tile::half>(32 * 64 * 4);
+      auto c = dev.alloc<float>(64 * 64);
+      mm_tile[{1}](a, b, c, 4, "BM"_c = 64, "BN"_c = 64, "BK"_c = 32, "num_warps"_c = 4, "num_stages"_c = stages);
+      const std::string ptx = d.read("mm_tile", "ptx");
+      const std::string plan = d.read("mm_tile", "layouts");
+      INFO(plan);
+      if (stages < 2) {
+        CHECK(count(ptx, "cp.async") == 0);
+        CHECK(plan.find("pipelined") == std::string::npos);
+        continue;
+      }
+      CHECK(plan.find("pipelined, " + std::to_string(stages) + " stages, 2 loads copied ahead (cp.async runs of 8 8 elements)") != std::string::npos);
+      // A 64 x 32 and B 32 x 64 halves in 16-byte copies over 128 threads: 2 + 2 per thread and
+      // iteration, in the loop and in each of the stages - 1 prologue iterations
+      CHECK(count(ptx, "cp.async.cg.shared.global") == 4 * stages);
+      CHECK(count(ptx, "cp.async.commit_group") == stages);
+      // in the loop: until the group of this iteration has landed; after it: the drain
+      if (stages > 2) CHECK(count(ptx, "cp.async.wait_group " + std::to_string(stages - 2) + ";") == 1);
+      CHECK(count(ptx, "cp.async.wait_group 0;") == (stages == 2 ? 2 : 1));
+      // 4 warps as 2 x 2: each 32 x 32 = 2 x 4 fragments, 2 k-steps of 16
+      CHECK(count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 2 * 4 * 2);
+      CHECK(count(ptx, "ldmatrix") > 0);
+    }
+  }
+  unsetenv("TILE_TARGET");
+}
+
 namespace {
 template <class In, class Out>
 auto mm_typed = tile::kernel("mm_typed", [](tl::ptr<In> a, tl::ptr<In> b, tl::ptr<Out> c, tl::constexpr_<"PREC"> PREC) {

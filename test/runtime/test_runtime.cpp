@@ -280,9 +280,19 @@ TEST_CASE("specialization: one trace per distinct specialization") {
   k[{1}](out, 5, 0.0f, "BLOCK"_c = 64);  // 3 and 5: the same class (not 1, not a multiple of 16)
   CHECK(traces() == 1);
   CHECK(out.to_host()[10] == 50.0f);
-  k[{1}](out, -7, 2.0f, "BLOCK"_c = 64);  // floats never specialize
+  k[{1}](out, 7, 2.0f, "BLOCK"_c = 64);  // floats never specialize
   CHECK(traces() == 1);
-  CHECK(out.to_host()[10] == -68.0f);
+  CHECK(out.to_host()[10] == 72.0f);
+  SUBCASE("the sign of an integer (ir::ArgInfo::nonneg)") {
+    k[{1}](out, -7, 2.0f, "BLOCK"_c = 64);
+    CHECK(traces() == 2);
+    CHECK(out.to_host()[10] == -68.0f);
+    k[{1}](out, -3, 0.0f, "BLOCK"_c = 64);
+    CHECK(traces() == 2);
+    k[{1}](out, -32, 0.0f, "BLOCK"_c = 64);  // negative and a multiple of 16: a class of its own
+    CHECK(traces() == 3);
+    CHECK(out.to_host()[2] == -64.0f);
+  }
   SUBCASE("meta-parameter values") {
     k[{1}](out, 5, 0.0f, "BLOCK"_c = 128);
     CHECK(traces() == 2);
@@ -308,11 +318,12 @@ TEST_CASE("specialization: one trace per distinct specialization") {
     k[{1}](out, 32, 0.0f, "BLOCK"_c = 64);
     CHECK(traces() == 2);
     k[{1}](out, 48, 0.0f, "BLOCK"_c = 64);
-    k[{1}](out, -16, 0.0f, "BLOCK"_c = 64);
     CHECK(traces() == 2);
+    k[{1}](out, -16, 0.0f, "BLOCK"_c = 64);  // negative: its own class
+    CHECK(traces() == 3);
     CHECK(out.to_host()[3] == -48.0f);
     k[{1}](out, 17, 0.0f, "BLOCK"_c = 64);
-    CHECK(traces() == 2);
+    CHECK(traces() == 3);
     CHECK(out.to_host()[3] == 51.0f);
   }
   SUBCASE("pointers aligned to 16 bytes, or not") {
@@ -353,18 +364,18 @@ TEST_CASE("the IR shows the specialization") {
   out.fill_zero();
   std::string plain = k.ir(out, 7);
   INFO(plain);
-  CHECK(plain.rfind("kernel @spec_ir(%arg0: ptr<f32> {div=16} {noalias}, %arg1: i32) {", 0) == 0);
+  CHECK(plain.rfind("kernel @spec_ir(%arg0: ptr<f32> {div=16} {noalias}, %arg1: i32 {nonneg}) {", 0) == 0);
   CHECK(contains(plain, "cast %arg1 : i32 -> f32"));
   CHECK(contains(plain, "loc(\"" + file_name_of(__FILE__) + "\":" + std::to_string(store_line) + ")"));
   CHECK(out.to_host() == std::vector<float>(64, 0.0f));  // ir() does not launch
   std::string one = k.ir(out.view(1, 32), 1);
   INFO(one);
-  CHECK(one.rfind("kernel @spec_ir(%arg0: ptr<f32> {noalias}, %arg1: i32) {", 0) == 0);
+  CHECK(one.rfind("kernel @spec_ir(%arg0: ptr<f32> {noalias}, %arg1: i32 {nonneg}) {", 0) == 0);
   CHECK(occurrences(one, "%arg1") == 1);  // declared, never used: the 1 is a constant
   CHECK(contains(one, "constant 1.0 : f32[16]"));
   std::string div = k.ir(out, 32);
   INFO(div);
-  CHECK(div.rfind("kernel @spec_ir(%arg0: ptr<f32> {div=16} {noalias}, %arg1: i32 {div=16}) {", 0) == 0);
+  CHECK(div.rfind("kernel @spec_ir(%arg0: ptr<f32> {div=16} {noalias}, %arg1: i32 {div=16} {nonneg}) {", 0) == 0);
   CHECK(k.core().traces() == 3);
 }
 

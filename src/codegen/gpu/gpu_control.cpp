@@ -55,6 +55,8 @@ void GpuLowering::lower_control(const ir::Op& op) {
 
   switch (op.kind) {
     case OpKind::for_: {
+      if (pipes_)
+        if (auto pl = pipes_->loops.find(&op); pl != pipes_->loops.end()) return lower_pipelined_for(op, pl->second);
       const ir::Type& it = op.operand(0)->type;
       llvm::Value* lo = get(op.operand(0)).regs[0];
       llvm::Value* hi = get(op.operand(1)).regs[0];

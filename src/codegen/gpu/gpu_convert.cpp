@@ -54,6 +54,11 @@ llvm::Value* GpuLowering::is_writer(const LinearLayout& l) {
 }
 
 llvm::Value* GpuLowering::smem_at(llvm::Value* byte_offset) {
+  if (smem_floor_) byte_offset = b().CreateAdd(byte_offset, llvm::ConstantInt::get(byte_offset->getType(), smem_floor_));
+  return smem_abs(byte_offset);
+}
+
+llvm::Value* GpuLowering::smem_abs(llvm::Value* byte_offset) {
   return b().CreateGEP(b().getInt8Ty(), target.shared_base(S), byte_offset);
 }
 

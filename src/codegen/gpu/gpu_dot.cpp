@@ -23,14 +23,10 @@ void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
   const ir::Type& at = op.operand(0)->type;
   const ir::Type& bt = op.operand(1)->type;
   const std::int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
-  const int W = plan.num_warps;
   const int kw = layout::mma_kwidth(op);  // elements per 32-bit register: 2 (f16/bf16), 1 (tf32), 4 (8-bit)
-  const std::int64_t es = 4 / kw, kfrag = 8 * kw;  // element bytes, k per mma
+  const std::int64_t es = 4 / kw;  // element bytes
   const bool b_rows = es == 2;  // B staged row-major and read with ldmatrix.trans (16-bit only)
   llvm::Type* ety = B.getIntNTy(static_cast<unsigned>(8 * es));
-  const layout::LinearLayout LA = layout::mma_v2_operand(0, M, K, warps, W, kw);
-  const layout::LinearLayout LB = layout::mma_v2_operand(1, K, N, warps, W, kw);
-  const layout::LinearLayout& C = plan.at(op.result());
   const DV& A = get(op.operand(0));
   const DV& Bm = get(op.operand(1));
   const DV acc = operand(op, 2);  // in the accumulator layout
@@ -74,19 +70,38 @@ void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
   stage(A, at, 0, lda, 0, "mma.stage.a");
   stage(Bm, bt, b_rows ? 0 : 1, ldb, a_bytes, "mma.stage.b");
   barrier();
+  DV res = mma_from_shared(op, warps, B.getInt64(smem_floor_), B.getInt64(smem_floor_ + a_bytes), lda, ldb, acc);
+  note_smem_read();
+  set(op.result(), std::move(res));
+}
 
+DV GpuLowering::mma_from_shared(const ir::Op& op, std::array<int, 2> warps, llvm::Value* a_base, llvm::Value* b_base,
+                                std::int64_t lda, std::int64_t ldb, const DV& acc) {
+  auto& B = b();
+  const ir::Type& at = op.operand(0)->type;
+  const ir::Type& bt = op.operand(1)->type;
+  const std::int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
+  const int W = plan.num_warps;
+  const int kw = layout::mma_kwidth(op);
+  const std::int64_t es = 4 / kw, kfrag = 8 * kw;
+  const bool b_rows = es == 2;
+  const layout::LinearLayout LA = layout::mma_v2_operand(0, M, K, warps, W, kw);
+  const layout::LinearLayout LB = layout::mma_v2_operand(1, K, N, warps, W, kw);
+  const layout::LinearLayout& C = plan.at(op.result());
   auto reg_of = [&](const layout::LinearLayout& l, std::int64_t r, std::int64_t c) {
     auto i = layout::register_of(l, {r, c});
     if (!i) unsupported(op, "internal error: an mma fragment element has no register");
     return *i;
   };
-  auto at_elem = [&](std::uint64_t base, llvm::Value* row, llvm::Value* col, std::int64_t ld) {
+  // a_base and b_base are absolute offsets into the shared buffer (the pipelined ring's are not
+  // moved by smem_floor_)
+  auto at_elem = [&](llvm::Value* base, llvm::Value* row, llvm::Value* col, std::int64_t ld) {
     llvm::Value* flat = B.CreateAdd(B.CreateMul(row, B.getInt32(static_cast<std::uint32_t>(ld))), col);
-    return smem_at(B.CreateAdd(B.getInt64(base), B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(static_cast<std::uint64_t>(es)))));
+    return smem_abs(B.CreateAdd(base, B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(static_cast<std::uint64_t>(es)))));
   };
   // the 32-bit word of transposed B holding this thread's (k .. k + kw - 1, n) of register r
   auto b_word = [&](int r) -> llvm::Value* {
-    return B.CreateAlignedLoad(B.getInt32Ty(), at_elem(a_bytes, coord(LB, r, 1), coord(LB, r, 0), ldb), llvm::Align(4));
+    return B.CreateAlignedLoad(B.getInt32Ty(), at_elem(b_base, coord(LB, r, 1), coord(LB, r, 0), ldb), llvm::Align(4));
   };
   // ldmatrix's row addresses: lane i points at row i % 8 of matrix i / 8; the warp's own offset
   // along M (A) or N (B) is its thread coordinate without the lane's bits (rows 0..7 of a
@@ -111,14 +126,14 @@ void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
     for (std::int64_t r0 = 0; r0 < M; r0 += 16 * warps[0]) {
       llvm::Value* row = B.CreateAdd(B.CreateAdd(warp_m, a_row_in), B.getInt32(static_cast<std::uint32_t>(r0)));
       llvm::Value* col = B.CreateAdd(a_col_in, B.getInt32(static_cast<std::uint32_t>(k0)));
-      auto m = target.ldmatrix(S, at_elem(0, row, col, lda), 4, false);
+      auto m = target.ldmatrix(S, at_elem(a_base, row, col, lda), 4, false);
       af.push_back({m[0], m[1], m[2], m[3]});
     }
     for (std::int64_t c0 = 0; c0 < N; c0 += 8 * warps[1]) {
       if (b_rows) {
         llvm::Value* row = B.CreateAdd(b_row_in, B.getInt32(static_cast<std::uint32_t>(k0)));
         llvm::Value* col = B.CreateAdd(warp_n, B.getInt32(static_cast<std::uint32_t>(c0)));
-        auto m = target.ldmatrix(S, at_elem(a_bytes, row, col, ldb), 2, true);
+        auto m = target.ldmatrix(S, at_elem(b_base, row, col, ldb), 2, true);
         bf.push_back({m[0], m[1]});
       } else {
         bf.push_back({b_word(reg_of(LB, k0, c0)), b_word(reg_of(LB, k0 + kh, c0))});
@@ -135,8 +150,7 @@ void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
       }
     }
   }
-  note_smem_read();
-  set(op.result(), DV{C, std::move(d), op.result()->type});
+  return DV{C, std::move(d), op.result()->type};
 }
 
 void GpuLowering::lower_dot(const ir::Op& op) {

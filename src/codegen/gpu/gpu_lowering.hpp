@@ -35,6 +35,7 @@
 #include "codegen/gpu/gpu_target.hpp"
 #include "codegen/lowering.hpp"
 #include "layout/assign_layouts.hpp"
+#include "schedule/software_pipeline.hpp"
 
 namespace tile::codegen::gpu {
 
@@ -52,7 +53,7 @@ struct GlobalWrites {
 };
 
 /// How many leading registers of `l` are consecutive elements along one axis; that axis.
-std::pair<int, int> register_run(const layout::LinearLayout& l);
+using layout::register_run;
 
 /// A distributed value: register r of the calling thread holds element layout.coords(r, lane, warp).
 struct DV {
@@ -114,8 +115,11 @@ class GpuLowering {
 
   // ---- shared memory ----
   /// Pointer (addrspace 3) `bytes` into the dynamic shared buffer; reserve() grows it.
+  /// Offsets are above smem_floor_ (the pipelined ring of the loop being lowered, if any).
   llvm::Value* smem_at(llvm::Value* byte_offset);
-  void reserve(std::uint64_t bytes) { smem_bytes_ = std::max(smem_bytes_, bytes); }
+  void reserve(std::uint64_t bytes) { smem_bytes_ = std::max(smem_bytes_, bytes + smem_floor_); }
+  /// Pointer `bytes` into the dynamic shared buffer, the floor not added (the ring's own accesses).
+  llvm::Value* smem_abs(llvm::Value* byte_offset);
   /// A barrier before shared memory is written again, unless none is needed since the last one.
   void barrier_before_write();
   void barrier();
@@ -157,6 +161,19 @@ class GpuLowering {
   /// dot on tensor cores (the plan's mma dots): mma.sync m16n8k16 over the operands in their
   /// dot-operand layouts, `warps` along M and N.
   void lower_dot_mma(const ir::Op& op, std::array<int, 2> warps);
+  /// The mma.sync steps of `op` (its result, in the accumulator layout, from `acc`) with A
+  /// row-major at a_base (rows of lda elements) and B at b_base (16-bit: row-major [K][N], rows
+  /// of ldb; else transposed [N][K]) in shared memory; absolute byte offsets (i64).
+  DV mma_from_shared(const ir::Op& op, std::array<int, 2> warps, llvm::Value* a_base, llvm::Value* b_base,
+                     std::int64_t lda, std::int64_t ldb, const DV& acc);
+  /// The loops to software-pipeline (schedule/software_pipeline.hpp); set before run().
+  void set_pipelines(const schedule::PipelinePlan* p) { pipes_ = p; }
+  /// A `for` of the pipeline plan: the ring, its cp.async copies, waits and barriers, and the
+  /// body in order with its dots reading the ring (gpu_pipeline.cpp).
+  void lower_pipelined_for(const ir::Op& op, const schedule::PipelinedLoop& pl);
+  /// Drops the remembered layout conversions of `blk`'s arguments and of the values its ops
+  /// define (before the same ops are lowered again with other bindings).
+  void forget_conversions(const ir::Block& blk);
   void lower_control(const ir::Op& op);
   void lower_debug(const ir::Op& op);
   /// Lower a region with its arguments bound to `args`; the terminator's operands.
@@ -193,7 +210,9 @@ class GpuLowering {
 
  private:
   std::uint64_t smem_bytes_ = 0;
+  std::uint64_t smem_floor_ = 0;  // bytes at the start of the buffer other uses stay above
   bool smem_dirty_ = false;
+  const schedule::PipelinePlan* pipes_ = nullptr;
   GlobalWrites global_dirty_;
   std::optional<analysis::PointerOrigins> origins_;
 };

@@ -18,22 +18,6 @@ namespace tile::codegen::gpu {
 
 using ir::OpKind;
 
-std::pair<int, int> register_run(const layout::LinearLayout& l) {
-  if (l.reg.empty()) return {1, 0};
-  int ax = -1;
-  for (std::size_t d = 0; d < l.reg[0].size(); ++d)
-    if (l.reg[0][d] == 1) ax = static_cast<int>(d);
-  if (ax < 0) return {1, 0};
-  int n = 0;
-  for (const auto& b : l.reg) {
-    layout::Coords want(b.size(), 0);
-    want[static_cast<std::size_t>(ax)] = std::int64_t{1} << n;
-    if (b != want) break;
-    ++n;
-  }
-  return {1 << n, ax};
-}
-
 GlobalWrites GpuLowering::writes_through(const ir::Value* ptr) const {
   GlobalWrites w;
   const std::optional<unsigned> a = origins_ ? origins_->origin(ptr) : std::nullopt;

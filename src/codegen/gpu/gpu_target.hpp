@@ -41,6 +41,15 @@ class GpuTargetHooks : public TargetHooks {
   /// lane receives one i32 per matrix — elements (lane / 4, 2 (lane % 4) .. +1) of it, or with
   /// `trans` of its transpose. Every lane takes part.
   virtual std::vector<llvm::Value*> ldmatrix(Lowering& L, llvm::Value* shared_row_ptr, int count, bool trans) const = 0;
+  /// An asynchronous copy of `bytes` (4, 8 or 16) from global `src` to shared `dst` (cp.async,
+  /// sm_80+): when `src_valid` is false nothing is read and the bytes are zero-filled. Issued
+  /// only where `issue` (null: always) is true. Completes in its group (cp_async_commit).
+  virtual void cp_async(Lowering& L, llvm::Value* dst, llvm::Value* src, int bytes, llvm::Value* src_valid,
+                        llvm::Value* issue) const = 0;
+  /// Closes the calling thread's copies issued since the last commit into one group.
+  virtual void cp_async_commit(Lowering& L) const = 0;
+  /// Waits until at most `pending` of the calling thread's groups are still in flight.
+  virtual void cp_async_wait(Lowering& L, int pending) const = 0;
   /// Lowering's scratch memory is per thread on a GPU: local memory (an alloca).
   llvm::Value* scratch_base(Lowering&, Builder&) const override { return nullptr; }
 };

@@ -146,7 +146,7 @@ llvm::Value* NvptxTarget::shared_base(codegen::Lowering& L) const {
     auto* ty = llvm::ArrayType::get(llvm::Type::getInt8Ty(L.ctx), 0);
     g = new llvm::GlobalVariable(*L.mod, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr, kSmem, nullptr,
                                  llvm::GlobalValue::NotThreadLocal, 3);
-    g->setAlignment(llvm::Align(16));
+    g->setAlignment(llvm::Align(1024));  // wgmma's 128-byte swizzle wants 1024-byte aligned tiles
   }
   return g;
 }
@@ -270,6 +270,35 @@ std::vector<llvm::Value*> NvptxTarget::ldmatrix(codegen::Lowering& L, llvm::Valu
     for (int i = 0; i < count; ++i) out.push_back(b.CreateExtractValue(r, static_cast<unsigned>(i)));
   }
   return out;
+}
+
+void NvptxTarget::cp_async(codegen::Lowering& L, llvm::Value* dst, llvm::Value* src, int bytes, llvm::Value* src_valid,
+                           llvm::Value* issue) const {
+  auto& b = *L.b;
+  if (bytes != 4 && bytes != 8 && bytes != 16) throw tile::error("nvptx: cp.async of " + std::to_string(bytes) + " bytes");
+  // .cg (L2 only) for whole 16-byte lines, .ca otherwise (the only sizes .cg has are 16)
+  const std::string op = std::string(bytes == 16 ? "cp.async.cg" : "cp.async.ca") + ".shared.global [$1], [$2], " +
+                         std::to_string(bytes) + ", $3;";
+  llvm::Value* n = b.CreateSelect(src_valid, b.getInt32(static_cast<std::uint32_t>(bytes)), b.getInt32(0));
+  auto* i64 = b.getInt64Ty();
+  llvm::Value* d = b.CreatePtrToInt(dst, i64);
+  llvm::Value* s = b.CreatePtrToInt(src, i64);
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt1Ty(), i64, i64, b.getInt32Ty()}, false);
+  const bool always = !issue || (llvm::isa<llvm::ConstantInt>(issue) && llvm::cast<llvm::ConstantInt>(issue)->isOne());
+  auto* ia = llvm::InlineAsm::get(fty, (always ? "" : "@$0 ") + op, "b,l,l,r,~{memory}", true);
+  b.CreateCall(fty, ia, {always ? b.getTrue() : issue, d, s, n});
+}
+
+void NvptxTarget::cp_async_commit(codegen::Lowering& L) const {
+  auto& b = *L.b;
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {}, false);
+  b.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.commit_group;", "~{memory}", true), {});
+}
+
+void NvptxTarget::cp_async_wait(codegen::Lowering& L, int pending) const {
+  auto& b = *L.b;
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {}, false);
+  b.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_group " + std::to_string(pending) + ";", "~{memory}", true), {});
 }
 
 llvm::Value* NvptxTarget::math_fn(codegen::Lowering& L, int kind, llvm::Value* x) const {

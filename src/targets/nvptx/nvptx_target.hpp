@@ -41,6 +41,10 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   std::array<llvm::Value*, 4> mma_m16n8(codegen::Lowering& L, tile::dtype in, const std::array<llvm::Value*, 4>& a,
                                         const std::array<llvm::Value*, 2>& b,
                                         const std::array<llvm::Value*, 4>& c) const override;
+  void cp_async(codegen::Lowering& L, llvm::Value* dst, llvm::Value* src, int bytes, llvm::Value* src_valid,
+                llvm::Value* issue) const override;
+  void cp_async_commit(codegen::Lowering& L) const override;
+  void cp_async_wait(codegen::Lowering& L, int pending) const override;
   std::vector<llvm::Value*> ldmatrix(codegen::Lowering& L, llvm::Value* shared_row_ptr, int count,
                                      bool trans) const override;
   llvm::Value* thread_id(codegen::Lowering& L) const override;

@@ -1,0 +1,198 @@
+// src/codegen/gpu/gpu_pipeline.cpp — layer: codegen (gpu). A software-pipelined `for`
+// (schedule/software_pipeline.hpp): the loads that feed its tensor-core dots become cp.async
+// copies into a ring of `stages` shared-memory buffers, issued stages - 1 iterations ahead.
+//
+//   prologue   for s in 0 .. stages-2: the ahead slice (addresses, masks, the carried pointers
+//              they advance) for iteration s, its copies into buffer s (zero-filled where masked
+//              or past the loop's end), one commit group each
+//   iteration i
+//              wait until group i has landed (cp.async.wait_group stages-2), barrier: buffer i %
+//              stages is complete for every thread and buffer (i - 1) % stages is read by none
+//              the ahead slice for iteration i + stages - 1, its copies into buffer (i - 1) % stages
+//              the rest of the body in order; each pipelined dot runs mma.sync on buffer i % stages
+//   exit       wait for every group (copies past the end still write zeros), barrier
+// Other shared-memory uses inside the body stay above the ring (smem_floor_).
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
+
+#include "codegen/gpu/gpu_lowering.hpp"
+
+namespace tile::codegen::gpu {
+
+void GpuLowering::forget_conversions(const ir::Block& blk) {
+  std::erase_if(conversions_, [&](const Conversion& c) {
+    const ir::Value* v = c.value;
+    if (v->owner == &blk) return true;
+    return v->def && v->def->parent == &blk;
+  });
+}
+
+void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::PipelinedLoop& pl) {
+  auto& B = b();
+  auto& ctx = S.ctx;
+  const ir::Block& body = *op.region(0);
+  const ir::Op* yield = body.terminator();
+  const ir::Type& it = op.operand(0)->type;
+  const bool sg = is_signed(it.elem);
+  llvm::Value* lo = get(op.operand(0)).regs[0];
+  llvm::Value* hi = get(op.operand(1)).regs[0];
+  llvm::Value* step = get(op.operand(2)).regs[0];
+  auto* i64 = B.getInt64Ty();
+  const std::size_t nc = op.results.size();
+  auto lay = [&](std::size_t k) {
+    const ir::Value* r = op.result(static_cast<unsigned>(k));
+    return r->type.shape.empty() ? layout::scalar_layout(plan.num_warps) : plan.at(r);
+  };
+  auto fit = [&](DV v, std::size_t k) { return v.scalar() ? v : convert(v, lay(k)); };
+  std::vector<DV> init;
+  for (unsigned i = 3; i < op.operands.size(); ++i) init.push_back(fit(operand(op, i), i - 3));
+
+  llvm::Value* bad = sg ? B.CreateICmpSLE(step, llvm::ConstantInt::get(step->getType(), 0))
+                        : B.CreateICmpEQ(step, llvm::ConstantInt::get(step->getType(), 0));
+  if (!llvm::isa<llvm::ConstantInt>(bad) || llvm::cast<llvm::ConstantInt>(bad)->isOne()) {
+    auto* fail = llvm::BasicBlock::Create(ctx, "for.badstep", S.fn);
+    auto* ok = llvm::BasicBlock::Create(ctx, "for.pre", S.fn);
+    B.CreateCondBr(bad, fail, ok, llvm::MDBuilder(ctx).createBranchWeights(1, 1 << 20));
+    B.SetInsertPoint(fail);
+    target.emit_fail(S, op, TargetHooks::failure::bad_step, B.CreateIntCast(step, i64, sg));
+    B.SetInsertPoint(ok);
+  }
+  // iteration i + ahead's induction value and whether it runs (64-bit: no wrap for 32-bit ivs)
+  auto ahead_iter = [&](llvm::Value* iv, int ahead) -> std::pair<llvm::Value*, llvm::Value*> {
+    llvm::Value* w = B.CreateAdd(B.CreateIntCast(iv, i64, sg), B.CreateMul(B.CreateIntCast(step, i64, sg), B.getInt64(static_cast<std::uint64_t>(ahead))));
+    llvm::Value* h = B.CreateIntCast(hi, i64, sg);
+    llvm::Value* valid = sg ? B.CreateICmpSLT(w, h) : B.CreateICmpULT(w, h);
+    return {B.CreateIntCast(w, iv->getType(), sg), valid};
+  };
+
+  // the ring sits above whatever floor an enclosing pipelined loop set
+  const std::uint64_t ring_base = smem_floor_;
+  const std::uint64_t ring_bytes = static_cast<std::uint64_t>(pl.stages) * pl.stage_bytes;
+  smem_bytes_ = std::max(smem_bytes_, ring_base + ring_bytes);
+  barrier_before_write();  // earlier users of these bytes are done
+  for (const auto& l : pl.loads) barrier_before_global_read(l.load->operand(0));
+
+  // the ahead slice for iteration (ivv, valid) with `carried`'s ahead values; its copies into
+  // buffer `slot`, committed as one group; `carried`'s ahead values advanced one iteration
+  auto issue = [&](llvm::Value* ivv, llvm::Value* valid, std::vector<DV>& carried, llvm::Value* slot) {
+    forget_conversions(body);
+    set(body.arg(0), scalar_dv(ivv, it));
+    for (std::size_t k = 0; k < nc; ++k)
+      if (pl.ahead_arg[k]) set(body.arg(static_cast<unsigned>(k + 1)), carried[k]);
+    for (const auto& o : body.ops)
+      if (pl.ahead.count(o.get())) lower_op(*o);
+    llvm::Value* stage_off = B.CreateAdd(B.getInt64(ring_base), B.CreateMul(B.CreateZExt(slot, i64), B.getInt64(pl.stage_bytes)));
+    for (const auto& l : pl.loads) {
+      const DV ptr = operand(*l.load, 0);
+      std::optional<DV> mask;
+      if (l.load->attrs.ints.at(0) != 0) mask = operand(*l.load, 1);
+      llvm::Value* writer = is_writer(ptr.layout);
+      for (std::size_t r0 = 0; r0 < ptr.regs.size(); r0 += static_cast<std::size_t>(l.run)) {
+        const int r = static_cast<int>(r0);
+        llvm::Value* flat = B.CreateAdd(B.CreateMul(coord(ptr.layout, r, 0), B.getInt32(static_cast<std::uint32_t>(l.ld))), coord(ptr.layout, r, 1));
+        llvm::Value* off = B.CreateAdd(B.CreateAdd(stage_off, B.getInt64(l.offset)),
+                                       B.CreateMul(B.CreateZExt(flat, i64), B.getInt64(static_cast<std::uint64_t>(l.elem_bytes))));
+        llvm::Value* src_ok = mask ? B.CreateAnd(valid, mask->regs[r0]) : valid;
+        target.cp_async(S, smem_abs(off), ptr.regs[r0], static_cast<int>(l.run * l.elem_bytes), src_ok, writer);
+      }
+    }
+    target.cp_async_commit(S);
+    for (std::size_t k = 0; k < nc; ++k)
+      if (pl.ahead_arg[k]) carried[k] = fit(get(yield->operand(static_cast<unsigned>(k))), k);
+  };
+
+  // prologue: iterations 0 .. stages - 2
+  std::vector<DV> cur = init;
+  for (int s = 0; s + 1 < pl.stages; ++s) {
+    auto [ivv, valid] = ahead_iter(lo, s);
+    issue(ivv, valid, cur, B.getInt32(static_cast<std::uint32_t>(s)));
+  }
+
+  llvm::BasicBlock* pre = B.GetInsertBlock();
+  auto* loop = llvm::BasicBlock::Create(ctx, "for.pipelined", S.fn);
+  auto* exit = llvm::BasicBlock::Create(ctx, "for.exit", S.fn);
+  B.CreateCondBr(sg ? B.CreateICmpSLT(lo, hi) : B.CreateICmpULT(lo, hi), loop, exit);
+  B.SetInsertPoint(loop);
+  llvm::PHINode* iv = B.CreatePHI(lo->getType(), 2, "iv");
+  iv->addIncoming(lo, pre);
+  llvm::PHINode* slot = B.CreatePHI(B.getInt32Ty(), 2, "ring.slot");
+  slot->addIncoming(B.getInt32(0), pre);
+  std::vector<std::vector<llvm::PHINode*>> phis(nc);
+  std::vector<DV> now(nc);
+  for (std::size_t k = 0; k < nc; ++k) {
+    now[k] = DV{cur[k].layout, {}, cur[k].type};
+    for (llvm::Value* r : cur[k].regs) {
+      llvm::PHINode* p = B.CreatePHI(r->getType(), 2);
+      p->addIncoming(r, pre);
+      phis[k].push_back(p);
+      now[k].regs.push_back(p);
+    }
+  }
+  target.cp_async_wait(S, pl.stages - 2);
+  barrier();
+  const auto S1 = static_cast<std::uint32_t>(pl.stages);
+  llvm::Value* ws = B.CreateAdd(slot, B.getInt32(S1 - 1));
+  ws = B.CreateSelect(B.CreateICmpUGE(ws, B.getInt32(S1)), B.CreateSub(ws, B.getInt32(S1)), ws, "ring.write");
+  std::vector<DV> ahead_vals = now;
+  {
+    auto [ivv, valid] = ahead_iter(iv, pl.stages - 1);
+    issue(ivv, valid, ahead_vals, ws);
+  }
+
+  // the body in order
+  forget_conversions(body);
+  set(body.arg(0), scalar_dv(iv, it));
+  for (std::size_t k = 0; k < nc; ++k) set(body.arg(static_cast<unsigned>(k + 1)), now[k]);
+  smem_floor_ = ring_base + ring_bytes;
+  llvm::Value* read_off = B.CreateAdd(B.getInt64(ring_base), B.CreateMul(B.CreateZExt(slot, i64), B.getInt64(pl.stage_bytes)));
+  ++depth_;
+  for (const auto& o : body.ops) {
+    if (o.get() == yield || pl.ahead_only.count(o.get()) || pl.is_pipelined_load(o.get())) continue;
+    if (auto d = pl.dots.find(o.get()); d != pl.dots.end()) {
+      const auto& la = pl.loads[static_cast<std::size_t>(d->second[0])];
+      const auto& lb = pl.loads[static_cast<std::size_t>(d->second[1])];
+      const DV acc = operand(*o, 2);
+      set(o->result(), mma_from_shared(*o, plan.mma.at(o.get()), B.CreateAdd(read_off, B.getInt64(la.offset)),
+                                       B.CreateAdd(read_off, B.getInt64(lb.offset)), la.ld, lb.ld, acc));
+      continue;
+    }
+    lower_op(*o);
+  }
+  std::vector<DV> y(nc);
+  for (std::size_t k = 0; k < nc; ++k) y[k] = pl.ahead_arg[k] ? ahead_vals[k] : fit(get(yield->operand(static_cast<unsigned>(k))), k);
+  std::erase_if(conversions_, [&](const Conversion& c) { return c.depth >= depth_; });
+  --depth_;
+  smem_floor_ = ring_base;
+
+  auto id = sg ? llvm::Intrinsic::sadd_with_overflow : llvm::Intrinsic::uadd_with_overflow;
+  llvm::Value* s = B.CreateBinaryIntrinsic(id, iv, step);
+  llvm::Value* next = B.CreateExtractValue(s, 0);
+  llvm::Value* over = B.CreateExtractValue(s, 1);
+  llvm::Value* more = B.CreateAnd(B.CreateNot(over), sg ? B.CreateICmpSLT(next, hi) : B.CreateICmpULT(next, hi));
+  llvm::Value* slot1 = B.CreateAdd(slot, B.getInt32(1));
+  slot1 = B.CreateSelect(B.CreateICmpEQ(slot1, B.getInt32(S1)), B.getInt32(0), slot1);
+  llvm::BasicBlock* latch = B.GetInsertBlock();
+  iv->addIncoming(next, latch);
+  slot->addIncoming(slot1, latch);
+  for (std::size_t k = 0; k < nc; ++k)
+    for (std::size_t r = 0; r < phis[k].size(); ++r) phis[k][r]->addIncoming(y[k].regs.at(r), latch);
+  B.CreateCondBr(more, loop, exit);
+
+  B.SetInsertPoint(exit);
+  for (std::size_t k = 0; k < nc; ++k) {
+    DV res{cur[k].layout, {}, op.result(static_cast<unsigned>(k))->type};
+    for (std::size_t r = 0; r < cur[k].regs.size(); ++r) {
+      llvm::PHINode* p = B.CreatePHI(cur[k].regs[r]->getType(), 2);
+      p->addIncoming(cur[k].regs[r], pre);
+      p->addIncoming(y[k].regs.at(r), latch);
+      res.regs.push_back(p);
+    }
+    set(op.result(static_cast<unsigned>(k)), std::move(res));
+  }
+  // copies past the loop's end are still in flight (zero-fills): drain them before the bytes
+  // are anyone else's
+  target.cp_async_wait(S, 0);
+  barrier();
+}
+
+}  // namespace tile::codegen::gpu

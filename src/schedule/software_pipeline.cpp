@@ -1,0 +1,266 @@
+// src/schedule/software_pipeline.cpp — layer: schedule. plan_pipelines: finds the K loops whose
+// tensor-core dots can read their operands from a ring of shared-memory buffers filled
+// `stages - 1` iterations ahead (see the header for the conditions). The GPU lowering
+// (codegen/gpu/gpu_pipeline.cpp) emits the ring, the cp.async copies and the waits.
+#include "schedule/software_pipeline.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace tile::schedule {
+
+using ir::OpKind;
+
+namespace {
+
+/// Ops that may run for an iteration that does not exist (past the loop's end): pure and never
+/// failing (no integer division, no loads).
+bool safe_ahead(OpKind k) {
+  switch (k) {
+    case OpKind::constant:
+    case OpKind::program_id:
+    case OpKind::num_programs:
+    case OpKind::arange:
+    case OpKind::splat:
+    case OpKind::broadcast:
+    case OpKind::expand_dims:
+    case OpKind::reshape:
+    case OpKind::permute:
+    case OpKind::cast:
+    case OpKind::bitcast:
+    case OpKind::add:
+    case OpKind::sub:
+    case OpKind::mul:
+    case OpKind::bit_and:
+    case OpKind::bit_or:
+    case OpKind::bit_xor:
+    case OpKind::minimum:
+    case OpKind::maximum:
+    case OpKind::cmp:
+    case OpKind::addptr:
+    case OpKind::neg:
+    case OpKind::bit_not:
+    case OpKind::select:
+    case OpKind::hint: return true;
+    default: return false;
+  }
+}
+
+/// `v` is zero in every element: a zero constant, possibly splat, broadcast, reshaped or cast.
+bool is_zero(const ir::Value* v) {
+  for (int depth = 0; v && v->def && depth < 8; ++depth) {
+    const ir::Op* d = v->def;
+    switch (d->kind) {
+      case OpKind::constant:
+        return v->type.is_float() ? d->attrs.f == 0.0 : !d->attrs.ints.empty() && d->attrs.ints[0] == 0;
+      case OpKind::splat:
+      case OpKind::broadcast:
+      case OpKind::expand_dims:
+      case OpKind::reshape:
+      case OpKind::cast: v = d->operand(0); break;
+      default: return false;
+    }
+  }
+  return false;
+}
+
+using Users = std::unordered_map<const ir::Value*, std::vector<const ir::Op*>>;
+
+Users users_of(const ir::Function& f) {
+  Users u;
+  ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
+    for (const ir::Value* v : o.operands) u[v].push_back(&o);
+  });
+  return u;
+}
+
+bool writes_memory(const ir::Block& b) {
+  bool w = false;
+  ir::walk(const_cast<ir::Block&>(b), [&](const ir::Op& o) {
+    if (o.kind == OpKind::store || o.kind == OpKind::atomic_rmw || o.kind == OpKind::atomic_cas) w = true;
+  });
+  return w;
+}
+
+/// The argument index of `v` in `body` (-1: not one of its arguments).
+int arg_index(const ir::Block& body, const ir::Value* v) {
+  for (std::size_t i = 0; i < body.args.size(); ++i)
+    if (body.args[i].get() == v) return static_cast<int>(i);
+  return -1;
+}
+
+struct Planner {
+  const layout::LayoutPlan& plan;
+  const analysis::AxisAnalysis& axis;
+  const Users& users;
+  int num_stages;
+  std::uint64_t smem_limit;
+
+  /// Elements per copy for `load` (runs along the last axis, at most 16 bytes, 4 at least); 0
+  /// when the tile's rows are not copied in runs of 4 bytes or more.
+  int copy_run(const ir::Op& load, std::int64_t es) const {
+    const ir::Value* r = load.result();
+    if (r->type.shape.size() != 2 || !plan.of.count(r)) return 0;
+    auto [w, ax] = layout::register_run(plan.at(r));
+    if (ax != 1) return 0;
+    const auto& pi = axis.at(load.operand(0));
+    std::int64_t limit = std::min<std::int64_t>({w, pi.contiguity[1], std::max<std::int64_t>(1, pi.divisibility[1] / es), 16 / es});
+    if (load.attrs.ints.at(0) != 0) limit = std::min(limit, axis.at(load.operand(1)).constancy[1]);
+    int v = 1;
+    while (v * 2 <= limit) v *= 2;
+    return v * es >= 4 ? v : 0;
+  }
+
+  /// A load a pipelined dot may read from the ring.
+  bool ring_load(const ir::Op* l, const ir::Op& dot, const ir::Block& body) const {
+    if (!l || l->kind != OpKind::load || l->parent != &body) return false;
+    const auto& a = l->attrs.ints;
+    if (a.size() > 4 && a[4] != 0) return false;  // volatile
+    if (a.at(1) != 0 && !is_zero(l->operand(2))) return false;
+    auto it = users.find(l->result());
+    if (it == users.end() || it->second.size() != 1 || it->second[0] != &dot) return false;
+    const dtype e = l->result()->type.elem;
+    return e == dtype::f16 || e == dtype::bf16;
+  }
+
+  std::optional<PipelinedLoop> loop(const ir::Op& op) const {
+    const ir::Block& body = *op.region(0);
+    if (writes_memory(body)) return std::nullopt;
+    PipelinedLoop pl;
+    for (const auto& o : body.ops) {
+      if (o->kind != OpKind::dot || !plan.mma.count(o.get())) continue;
+      const ir::Op* la = o->operand(0)->def;
+      const ir::Op* lb = o->operand(1)->def;
+      if (!ring_load(la, *o, body) || !ring_load(lb, *o, body) || la == lb) continue;
+      std::array<int, 2> idx{};
+      for (int k = 0; k < 2; ++k) {
+        const ir::Op* l = k == 0 ? la : lb;
+        const ir::Type& t = l->result()->type;
+        PipelinedLoad pld;
+        pld.load = l;
+        pld.elem_bytes = static_cast<std::int64_t>(size_of(t.elem));
+        pld.rows = t.shape[0];
+        pld.cols = t.shape[1];
+        pld.ld = pld.cols + 16 / pld.elem_bytes;
+        pld.run = copy_run(*l, pld.elem_bytes);
+        if (pld.run == 0) return std::nullopt;
+        idx[static_cast<std::size_t>(k)] = static_cast<int>(pl.loads.size());
+        pl.loads.push_back(pld);
+      }
+      pl.dots[o.get()] = idx;
+    }
+    if (pl.loads.empty()) return std::nullopt;
+
+    // the ahead slice: the loads' operands, back through the body to its arguments
+    const ir::Op* yield = body.terminator();
+    pl.ahead_arg.assign(body.args.size() - 1, false);
+    std::vector<const ir::Value*> work;
+    for (const auto& l : pl.loads)
+      for (const ir::Value* v : l.load->operands) work.push_back(v);
+    while (!work.empty()) {
+      const ir::Value* v = work.back();
+      work.pop_back();
+      if (const int a = arg_index(body, v); a >= 1) {
+        if (!pl.ahead_arg[static_cast<std::size_t>(a - 1)]) {
+          pl.ahead_arg[static_cast<std::size_t>(a - 1)] = true;
+          work.push_back(yield->operand(static_cast<unsigned>(a - 1)));
+        }
+      } else if (a < 0 && v->def && v->def->parent == &body) {
+        const ir::Op* d = v->def;
+        if (pl.ahead.count(d)) continue;
+        if (!safe_ahead(d->kind) || !d->regions.empty()) return std::nullopt;
+        pl.ahead.insert(d);
+        for (const ir::Value* o : d->operands) work.push_back(o);
+      }
+    }
+    // values that depend on a carried value running ahead
+    std::unordered_set<const ir::Value*> runs_ahead;
+    for (std::size_t k = 0; k < pl.ahead_arg.size(); ++k)
+      if (pl.ahead_arg[k]) runs_ahead.insert(body.arg(static_cast<unsigned>(k + 1)));
+    for (const auto& o : body.ops)
+      if (pl.ahead.count(o.get()))
+        for (const ir::Value* v : o->operands)
+          if (runs_ahead.count(v)) {
+            for (const auto& r : o->results) runs_ahead.insert(r.get());
+            break;
+          }
+    // who may use what: an in-order op (not ahead, not a ring load, not the yield slot of an
+    // ahead carried value) must see no value that runs ahead
+    auto in_order_use = [&](const ir::Op* user, const ir::Value* v) {
+      if (pl.ahead.count(user) || pl.is_pipelined_load(user)) return false;
+      if (user == yield) {
+        for (std::size_t k = 0; k < yield->operands.size(); ++k)
+          if (yield->operands[k] == v && !pl.ahead_arg[k]) return true;
+        return false;
+      }
+      return true;
+    };
+    for (const ir::Value* v : runs_ahead) {
+      auto it = users.find(v);
+      if (it == users.end()) continue;
+      for (const ir::Op* u : it->second)
+        if (in_order_use(u, v)) return std::nullopt;
+    }
+    for (std::size_t k = 0; k < pl.ahead_arg.size(); ++k) {
+      if (!pl.ahead_arg[k]) continue;
+      if (users.count(op.result(static_cast<unsigned>(k)))) return std::nullopt;  // used after the loop
+      // its yield slot must hold the arg itself or an ahead value (not an in-order one)
+      const ir::Value* y = yield->operand(static_cast<unsigned>(k));
+      const bool ok = y == body.arg(static_cast<unsigned>(k + 1)) || (y->def && pl.ahead.count(y->def)) ||
+                      (arg_index(body, y) < 0 && (!y->def || y->def->parent != &body));
+      if (!ok) return std::nullopt;
+    }
+    for (const ir::Op* o : pl.ahead) {
+      bool used_in_order = false;
+      for (const auto& r : o->results) {
+        auto it = users.find(r.get());
+        if (it == users.end()) continue;
+        for (const ir::Op* u : it->second) used_in_order |= in_order_use(u, r.get());
+      }
+      if (!used_in_order) pl.ahead_only.insert(o);
+    }
+    // the ring: every load's tile per stage, 16-byte aligned
+    for (auto& l : pl.loads) {
+      l.offset = pl.stage_bytes;
+      pl.stage_bytes += static_cast<std::uint64_t>(l.rows * l.ld * l.elem_bytes + 15) / 16 * 16;
+    }
+    pl.stages = std::max(2, num_stages);
+    while (pl.stages > 2 && static_cast<std::uint64_t>(pl.stages) * pl.stage_bytes > smem_limit) --pl.stages;
+    if (static_cast<std::uint64_t>(pl.stages) * pl.stage_bytes > smem_limit) return std::nullopt;
+    return pl;
+  }
+};
+
+}  // namespace
+
+PipelinePlan plan_pipelines(const ir::Function& f, const layout::LayoutPlan& plan, const analysis::AxisAnalysis& axis,
+                            int num_stages, std::uint64_t smem_limit) {
+  PipelinePlan p;
+  if (num_stages < 2 || plan.mma.empty()) return p;
+  const Users users = users_of(f);
+  Planner pl{plan, axis, users, num_stages, smem_limit};
+  ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
+    if (o.kind != OpKind::for_) return;
+    if (auto l = pl.loop(o)) p.loops.emplace(&o, std::move(*l));
+  });
+  return p;
+}
+
+std::string print_pipelines(const ir::Function& f, const PipelinePlan& p) {
+  std::ostringstream os;
+  int n = 0;
+  ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
+    if (o.kind != OpKind::for_) return;
+    ++n;
+    auto it = p.loops.find(&o);
+    if (it == p.loops.end()) return;
+    const PipelinedLoop& l = it->second;
+    os << "for #" << n << " (" << o.loc.file << ":" << o.loc.line << "): pipelined, " << l.stages << " stages, "
+       << l.loads.size() << " loads copied ahead (cp.async runs of";
+    for (const auto& ld : l.loads) os << " " << ld.run;
+    os << " elements), " << l.stage_bytes << " bytes a stage, " << l.ahead.size() << " ops computed ahead\n";
+  });
+  return os.str();
+}
+
+}  // namespace tile::schedule

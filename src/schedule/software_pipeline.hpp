@@ -1,0 +1,71 @@
+// src/schedule/software_pipeline.hpp — layer: schedule. Which K loops of a GPU kernel run
+// software-pipelined (num_stages), as Triton's pipeliner does for tl.dot loops: the loads that
+// feed a tensor-core dot are issued `stages - 1` iterations ahead, straight from global into a
+// ring of shared-memory buffers (cp.async, zero-filled where masked), and the dot of iteration i
+// reads buffer i % stages while the copies of the iterations after it are in flight.
+//
+// A loop qualifies when, in its body (top level):
+//   - a dot the layouts put on tensor cores (LayoutPlan::mma) takes both operands, 16-bit (f16
+//     or bf16), straight from loads of the body that nothing else uses: no `other` but zero, not
+//     volatile, rows of the tile contiguous in memory in runs of at least 4 bytes (the copy size)
+//     with the mask constant over each run;
+//   - the loads' pointers, masks and the loop-carried values they depend on (`a_ptrs += …`) are
+//     computed by pure, non-failing ops of the body (the "ahead" slice); the carried values it
+//     advances are used by nothing else and not after the loop (they run ahead of the loop);
+//   - nothing in the body writes global memory (a copy issued early must not pass a store);
+//   - the ring fits the target's shared memory (fewer stages are tried down to 2).
+// Everything else in the body (the dot itself, epilogue math) runs in iteration order.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "analysis/axis_info.hpp"
+#include "ir/ir.hpp"
+#include "layout/assign_layouts.hpp"
+
+namespace tile::schedule {
+
+/// One load copied ahead: its tile [rows][cols] lands row-major in shared memory with rows of
+/// `ld` elements (cols + 16 bytes of padding against bank conflicts), at `offset` bytes into
+/// each stage's buffer; `run` elements (along cols) per cp.async.
+struct PipelinedLoad {
+  const ir::Op* load = nullptr;
+  std::int64_t rows = 0, cols = 0, ld = 0, elem_bytes = 0;
+  std::uint64_t offset = 0;
+  int run = 0;
+};
+
+struct PipelinedLoop {
+  int stages = 0;
+  std::uint64_t stage_bytes = 0;  // one stage's buffers; the ring is stages * stage_bytes
+  std::vector<PipelinedLoad> loads;
+  /// The dots fed from the ring: their (A, B) loads' indices into `loads`.
+  std::unordered_map<const ir::Op*, std::array<int, 2>> dots;
+  /// Ops of the body computed for iteration i + stages - 1 (the loads' addresses and masks, the
+  /// carried values they advance); `ahead_only`: those no in-order op uses.
+  std::unordered_set<const ir::Op*> ahead, ahead_only;
+  /// Per carried value (region arg k + 1): advanced ahead of the loop.
+  std::vector<bool> ahead_arg;
+  bool is_pipelined_load(const ir::Op* op) const {
+    for (const auto& l : loads)
+      if (l.load == op) return true;
+    return false;
+  }
+};
+
+struct PipelinePlan {
+  std::unordered_map<const ir::Op*, PipelinedLoop> loops;  // by for op
+};
+
+/// The loops of `f` to pipeline with up to `num_stages` stages (none below 2) on a target with
+/// `smem_limit` bytes of shared memory per CTA.
+PipelinePlan plan_pipelines(const ir::Function& f, const layout::LayoutPlan& plan, const analysis::AxisAnalysis& axis,
+                            int num_stages, std::uint64_t smem_limit);
+
+/// "pipelined for (3 stages, 2 loads, 18432 bytes a stage)" lines for TILE_DUMP_IR.
+std::string print_pipelines(const ir::Function& f, const PipelinePlan& p);
+
+}  // namespace tile::schedule
