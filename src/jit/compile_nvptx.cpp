@@ -117,7 +117,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& fn, const targets::n
   k->num_warps = fn.num_warps;
   k->digest = digest;
   analysis::AxisAnalysis axis(fn);
-  layout::LayoutPlan plan = layout::assign_layouts(fn, axis, fn.num_warps, {.mma = a.sm >= 80 ? 80 : 0});
+  layout::LayoutPlan plan = layout::assign_layouts(fn, axis, fn.num_warps, {.mma = a.sm >= 80 ? 80 : 0, .wgmma = a.sm >= 90 && a.accel});
   timer.lap("layouts");
   // shared memory a CTA may opt into: sm_90 228 KB, sm_80/sm_87 164 KB, other sm_8x 100 KB (1 KB
   // of each is the driver's)

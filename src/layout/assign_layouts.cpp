@@ -33,8 +33,10 @@ class Assigner {
       }
       if (op.kind == OpKind::dot && caps_.mma >= 80 && mma_eligible(op)) {
         const auto& s = op.result()->type.shape;
-        const auto w = mma_warps(s[0], s[1], plan_.num_warps);
+        const bool wg = caps_.wgmma && wgmma_eligible(op, plan_.num_warps);
+        const auto w = wg ? std::array<int, 2>{plan_.num_warps, 1} : mma_warps(s[0], s[1], plan_.num_warps);
         plan_.mma[&op] = w;
+        if (wg) plan_.wgmma.insert(&op);
         plan_.of[op.result()] = mma_v2(s[0], s[1], w, plan_.num_warps);
         anchored_.insert(op.result());
       }
@@ -274,6 +276,14 @@ bool mma_eligible(const ir::Op& dot) {
   if (a.elem != b.elem || a.shape[0] < 16 || b.shape[1] < 8) return false;
   const int kw = mma_kwidth(dot);
   return kw > 0 && a.shape[1] >= 8 * kw;
+}
+
+bool wgmma_eligible(const ir::Op& dot, int num_warps) {
+  if (!mma_eligible(dot) || mma_kwidth(dot) != 2) return false;
+  const auto& a = dot.operand(0)->type.shape;
+  const auto& b = dot.operand(1)->type.shape;
+  if (num_warps != 4 && num_warps != 8) return false;
+  return a[0] % (16 * num_warps) == 0 && b[1] >= 16 && b[1] <= 256 && b[1] % 16 == 0 && a[1] % 16 == 0;
 }
 
 LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps, target_caps caps) {

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "analysis/axis_info.hpp"
@@ -40,11 +41,16 @@ struct LayoutPlan {
   /// result has mma_v2's layout; the operands are staged in shared memory and read as
   /// mma_v2_operand's fragments.
   std::unordered_map<const ir::Op*, std::array<int, 2>> mma;
+  /// The mma dots that run as wgmma (sm_90a): warps all along M (warps = {num_warps, 1}), so the
+  /// accumulator is mma_v2's layout and warpgroup g computes rows 64 g .. 64 g + 63 of every
+  /// 16 num_warps; the operands are read from swizzled shared memory through descriptors.
+  std::unordered_set<const ir::Op*> wgmma;
 };
 
 /// What the target offers the layouts: 0 no tensor cores, 80 mma.sync (sm_80 and later).
 struct target_caps {
   int mma = 0;
+  bool wgmma = false;  // sm_90a: warpgroup-wide wgmma.mma_async
 };
 
 /// The operand elements per 32-bit mma.sync register for `dot`'s types (layout::mma_v2_operand's
@@ -54,6 +60,10 @@ int mma_kwidth(const ir::Op& dot);
 /// Whether `dot` can run as mma.sync: a kwidth, both operands of one type, M >= 16, N >= 8,
 /// K >= 8 * kwidth (extents are powers of two), no batch axis.
 bool mma_eligible(const ir::Op& dot);
+/// Whether an mma-eligible `dot` can run as wgmma m64nNk16 with `num_warps` warps: f16/bf16
+/// into f32, whole warpgroups (num_warps 4 or 8) along M (M a multiple of 16 num_warps),
+/// 16 <= N <= 256, K a multiple of 16.
+bool wgmma_eligible(const ir::Op& dot, int num_warps);
 
 LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps,
                           target_caps caps = {});

@@ -141,7 +141,8 @@ struct Planner {
         pld.elem_bytes = static_cast<std::int64_t>(size_of(t.elem));
         pld.rows = t.shape[0];
         pld.cols = t.shape[1];
-        pld.ld = pld.cols + 16 / pld.elem_bytes;
+        pld.swizzled = plan.wgmma.count(o.get()) != 0;
+        pld.ld = pld.swizzled ? pld.cols : pld.cols + 16 / pld.elem_bytes;
         pld.run = copy_run(*l, pld.elem_bytes);
         if (pld.run == 0) return std::nullopt;
         idx[static_cast<std::size_t>(k)] = static_cast<int>(pl.loads.size());
@@ -221,9 +222,12 @@ struct Planner {
     }
     // the ring: every load's tile per stage, 16-byte aligned
     for (auto& l : pl.loads) {
+      const std::uint64_t align = l.swizzled ? 1024 : 16;  // the swizzle repeats every 1024 bytes
+      pl.stage_bytes = (pl.stage_bytes + align - 1) / align * align;
       l.offset = pl.stage_bytes;
-      pl.stage_bytes += static_cast<std::uint64_t>(l.rows * l.ld * l.elem_bytes + 15) / 16 * 16;
+      pl.stage_bytes += static_cast<std::uint64_t>(l.rows * l.ld * l.elem_bytes);
     }
+    pl.stage_bytes = (pl.stage_bytes + 1023) / 1024 * 1024;
     pl.stages = std::max(2, num_stages);
     while (pl.stages > 2 && static_cast<std::uint64_t>(pl.stages) * pl.stage_bytes > smem_limit) --pl.stages;
     if (static_cast<std::uint64_t>(pl.stages) * pl.stage_bytes > smem_limit) return std::nullopt;

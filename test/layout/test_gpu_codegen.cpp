@@ -342,7 +342,7 @@ auto mm_f32 = tile::kernel("mm_f32", [](tl::ptr<float> a, tl::ptr<float> b, tl::
 });
 }  // namespace
 
-TEST_CASE("dot: f16/bf16 into f32 runs on tensor cores (mma.sync m16n8k16) on sm_80 and sm_90a; the accumulator stays in its layout through the K loop") {
+TEST_CASE("dot: f16/bf16 into f32 runs on tensor cores (mma.sync m16n8k16 on sm_80, wgmma on sm_90a); the accumulator stays in its layout through the K loop") {
   for (const char* target : {"sm_80", "sm_90a"}) {
     CAPTURE(target);
     setenv("TILE_TARGET", target, 1);
@@ -353,8 +353,18 @@ TEST_CASE("dot: f16/bf16 into f32 runs on tensor cores (mma.sync m16n8k16) on sm
     mm_tile[{1}](a, b, c, 4, "BM"_c = 64, "BN"_c = 128, "BK"_c = 32, "num_warps"_c = 4);
     const std::string ptx = d.read("mm_tile", "ptx");
     INFO(ptx.substr(0, 4000));
-    // 4 warps as 2 x 2: each warp 32 x 64 of the tile = 2 x 8 fragments, 2 k-steps of 16
-    CHECK(count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 2 * 8 * 2);
+    if (std::string(target) == "sm_80") {
+      // 4 warps as 2 x 2: each warp 32 x 64 of the tile = 2 x 8 fragments, 2 k-steps of 16
+      CHECK(count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 2 * 8 * 2);
+    } else {
+      // one warpgroup: wgmma m64n128k16, 2 k-steps, operands through shared-memory descriptors
+      CHECK(count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 2);
+      CHECK(count(ptx, "mma.sync") == 0);
+      CHECK(count(ptx, "wgmma.fence.sync.aligned") >= 1);
+      CHECK(count(ptx, "wgmma.commit_group.sync.aligned") >= 1);
+      CHECK(count(ptx, "wgmma.wait_group.sync.aligned 0") >= 1);
+      CHECK(count(ptx, "fence.proxy.async.shared::cta") >= 1);
+    }
     const std::string plan = d.read("mm_tile", "layouts");
     // the loop-carried accumulator: the dot's (mma) layout for the loop, converted once after it
     const auto for_line = plan.substr(plan.find(" = for "), plan.find('\n', plan.find(" = for ")) - plan.find(" = for "));
@@ -397,9 +407,17 @@ TEST_CASE("dot K loop: software-pipelined (num_stages) — operands copied ahead
       // in the loop: until the group of this iteration has landed; after it: the drain
       if (stages > 2) CHECK(count(ptx, "cp.async.wait_group " + std::to_string(stages - 2) + ";") == 1);
       CHECK(count(ptx, "cp.async.wait_group 0;") == (stages == 2 ? 2 : 1));
-      // 4 warps as 2 x 2: each 32 x 32 = 2 x 4 fragments, 2 k-steps of 16
-      CHECK(count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 2 * 4 * 2);
-      CHECK(count(ptx, "ldmatrix") > 0);
+      if (std::string(target) == "sm_80") {
+        // 4 warps as 2 x 2: each 32 x 32 = 2 x 4 fragments, 2 k-steps of 16
+        CHECK(count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 2 * 4 * 2);
+        CHECK(count(ptx, "ldmatrix") > 0);
+      } else {
+        // wgmma m64n64k16 straight from the ring (swizzled tiles), 2 k-steps; the copies
+        // fenced for the async proxy before the barrier
+        CHECK(count(ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16") == 2);
+        CHECK(count(ptx, "ldmatrix") == 0);
+        CHECK(count(ptx, "fence.proxy.async.shared::cta") == 1);
+      }
     }
   }
   unsetenv("TILE_TARGET");
@@ -430,7 +448,8 @@ TEST_CASE("dot: tf32 (f32 at the default precision) and 8-bit integers run on te
   CHECK(count(typed_ptx<float, float>(tl::precision::tf32), "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") == 8 * 8);
   CHECK(count(typed_ptx<std::int8_t, std::int32_t>(tl::precision::tf32), "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32") == 8 * 2);
   CHECK(count(typed_ptx<std::uint8_t, std::int32_t>(tl::precision::tf32), "m16n8k32.row.col.s32.u8.u8.s32") == 8 * 2);
-  CHECK(count(typed_ptx<tile::bfloat16, float>(tl::precision::tf32), "m16n8k16.row.col.f32.bf16.bf16.f32") == 8 * 4);
+  // bf16 (the default target, sm_90a): wgmma m64n64k16, one warpgroup, 4 k steps
+  CHECK(count(typed_ptx<tile::bfloat16, float>(tl::precision::tf32), "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16") == 4);
   CHECK(count(typed_ptx<float, float>(tl::precision::ieee), "mma.sync") == 0);
   CHECK(count(typed_ptx<float, float>(tl::precision::tf32x3), "mma.sync") == 0);
 }

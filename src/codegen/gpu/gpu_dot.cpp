@@ -4,8 +4,8 @@
 // per accumulator element it holds, k in order — the interpreter's order and roundings (f16/bf16
 // accumulators round after every step). Dots the layouts put on tensor cores (f16/bf16 into f32,
 // sm_80+) run as mma.sync m16n8k16 instead (lower_dot_mma): the operands staged in shared
-// memory, k in steps of 16, the hardware's own rounding within a step. ldmatrix, swizzled
-// operand layouts, software pipelining and wgmma (sm_90a) are still to come.
+// memory, k in steps of 16, the hardware's own rounding within a step. wgmma (sm_90a) is
+// gpu_wgmma.cpp's; software pipelining of K loops gpu_pipeline.cpp's.
 #include "codegen/gpu/gpu_lowering.hpp"
 
 namespace tile::codegen::gpu {
@@ -154,6 +154,7 @@ DV GpuLowering::mma_from_shared(const ir::Op& op, std::array<int, 2> warps, llvm
 }
 
 void GpuLowering::lower_dot(const ir::Op& op) {
+  if (plan.wgmma.count(&op)) return lower_dot_wgmma(op);
   if (auto it = plan.mma.find(&op); it != plan.mma.end()) return lower_dot_mma(op, it->second);
   auto& B = b();
   const ir::Type& at = op.operand(0)->type;

@@ -166,6 +166,17 @@ class GpuLowering {
   /// of ldb; else transposed [N][K]) in shared memory; absolute byte offsets (i64).
   DV mma_from_shared(const ir::Op& op, std::array<int, 2> warps, llvm::Value* a_base, llvm::Value* b_base,
                      std::int64_t lda, std::int64_t ldb, const DV& acc);
+  /// wgmma (the plan's wgmma dots, sm_90a; gpu_wgmma.cpp): the operands in shared memory as
+  /// swizzled tiles — a [rows][cols] tile of `es`-byte elements in column blocks of S = min(128,
+  /// cols * es) bytes a row, each block [rows][S] with 16-byte chunk c of row r at c ^ (r's
+  /// address bits 7 ..): the 128/64/32-byte swizzle the descriptors name. Byte offset (i64) of
+  /// element (i, j) from the tile's (1024-byte aligned) start.
+  llvm::Value* swizzled_offset(std::int64_t rows, std::int64_t cols, std::int64_t es, llvm::Value* i, llvm::Value* j);
+  /// The dot `op` (A [M][K] and B [K][N] swizzled tiles at absolute byte offsets a_base and
+  /// b_base) as wgmma m64nNk16 steps of each warpgroup; its result in the accumulator layout.
+  DV wgmma_from_shared(const ir::Op& op, llvm::Value* a_base, llvm::Value* b_base, const DV& acc);
+  /// A wgmma dot outside a pipelined loop: the operands stored swizzled from their registers.
+  void lower_dot_wgmma(const ir::Op& op);
   /// The loops to software-pipeline (schedule/software_pipeline.hpp); set before run().
   void set_pipelines(const schedule::PipelinePlan* p) { pipes_ = p; }
   /// A `for` of the pipeline plan: the ring, its cp.async copies, waits and barriers, and the

@@ -89,9 +89,16 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
       llvm::Value* writer = is_writer(ptr.layout);
       for (std::size_t r0 = 0; r0 < ptr.regs.size(); r0 += static_cast<std::size_t>(l.run)) {
         const int r = static_cast<int>(r0);
-        llvm::Value* flat = B.CreateAdd(B.CreateMul(coord(ptr.layout, r, 0), B.getInt32(static_cast<std::uint32_t>(l.ld))), coord(ptr.layout, r, 1));
-        llvm::Value* off = B.CreateAdd(B.CreateAdd(stage_off, B.getInt64(l.offset)),
-                                       B.CreateMul(B.CreateZExt(flat, i64), B.getInt64(static_cast<std::uint64_t>(l.elem_bytes))));
+        llvm::Value* i = coord(ptr.layout, r, 0);
+        llvm::Value* j = coord(ptr.layout, r, 1);
+        llvm::Value* in_tile;
+        if (l.swizzled) {
+          in_tile = swizzled_offset(l.rows, l.cols, l.elem_bytes, i, j);
+        } else {
+          llvm::Value* flat = B.CreateAdd(B.CreateMul(i, B.getInt32(static_cast<std::uint32_t>(l.ld))), j);
+          in_tile = B.CreateMul(B.CreateZExt(flat, i64), B.getInt64(static_cast<std::uint64_t>(l.elem_bytes)));
+        }
+        llvm::Value* off = B.CreateAdd(B.CreateAdd(stage_off, B.getInt64(l.offset)), in_tile);
         llvm::Value* src_ok = mask ? B.CreateAnd(valid, mask->regs[r0]) : valid;
         target.cp_async(S, smem_abs(off), ptr.regs[r0], static_cast<int>(l.run * l.elem_bytes), src_ok, writer);
       }
@@ -129,6 +136,9 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     }
   }
   target.cp_async_wait(S, pl.stages - 2);
+  bool any_swizzled = false;
+  for (const auto& l : pl.loads) any_swizzled |= l.swizzled;
+  if (any_swizzled) target.fence_async_shared(S);  // the copies are read by wgmma (the async proxy)
   barrier();
   const auto S1 = static_cast<std::uint32_t>(pl.stages);
   llvm::Value* ws = B.CreateAdd(slot, B.getInt32(S1 - 1));
@@ -152,8 +162,10 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
       const auto& la = pl.loads[static_cast<std::size_t>(d->second[0])];
       const auto& lb = pl.loads[static_cast<std::size_t>(d->second[1])];
       const DV acc = operand(*o, 2);
-      set(o->result(), mma_from_shared(*o, plan.mma.at(o.get()), B.CreateAdd(read_off, B.getInt64(la.offset)),
-                                       B.CreateAdd(read_off, B.getInt64(lb.offset)), la.ld, lb.ld, acc));
+      llvm::Value* a_at = B.CreateAdd(read_off, B.getInt64(la.offset));
+      llvm::Value* b_at = B.CreateAdd(read_off, B.getInt64(lb.offset));
+      set(o->result(), la.swizzled ? wgmma_from_shared(*o, a_at, b_at, acc)
+                                   : mma_from_shared(*o, plan.mma.at(o.get()), a_at, b_at, la.ld, lb.ld, acc));
       continue;
     }
     lower_op(*o);

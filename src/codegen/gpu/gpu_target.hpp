@@ -50,6 +50,21 @@ class GpuTargetHooks : public TargetHooks {
   virtual void cp_async_commit(Lowering& L) const = 0;
   /// Waits until at most `pending` of the calling thread's groups are still in flight.
   virtual void cp_async_wait(Lowering& L, int pending) const = 0;
+  /// fence.proxy.async for shared memory: the calling thread's ordinary writes to shared memory
+  /// (st.shared, cp.async) become visible to wgmma's operand reads (sm_90).
+  virtual void fence_async_shared(Lowering& L) const = 0;
+  /// wgmma.fence: accumulator registers written by other instructions are ready for wgmma.
+  virtual void wgmma_fence(Lowering& L) const = 0;
+  /// One warpgroup-wide D += A B, m64 n `n` k16 (wgmma.mma_async, sm_90a): A (K-major) and B
+  /// (N-major) read from shared memory through the 64-bit descriptors; `in` f16 or bf16, D f32:
+  /// `acc` the n / 2 accumulator registers of the calling thread. Returns them (asynchronous:
+  /// valid after wgmma_wait).
+  virtual std::vector<llvm::Value*> wgmma(Lowering& L, tile::dtype in, int n, llvm::Value* desc_a, llvm::Value* desc_b,
+                                          const std::vector<llvm::Value*>& acc) const = 0;
+  virtual void wgmma_commit(Lowering& L) const = 0;
+  /// Waits until at most `pending` wgmma groups are in flight; `acc` pass through (the wait is
+  /// where their values become usable).
+  virtual std::vector<llvm::Value*> wgmma_wait(Lowering& L, int pending, const std::vector<llvm::Value*>& acc) const = 0;
   /// Lowering's scratch memory is per thread on a GPU: local memory (an alloca).
   llvm::Value* scratch_base(Lowering&, Builder&) const override { return nullptr; }
 };

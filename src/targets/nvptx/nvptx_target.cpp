@@ -272,6 +272,65 @@ std::vector<llvm::Value*> NvptxTarget::ldmatrix(codegen::Lowering& L, llvm::Valu
   return out;
 }
 
+namespace {
+void void_asm(codegen::Lowering& L, const std::string& text) {
+  auto& b = *L.b;
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {}, false);
+  b.CreateCall(fty, llvm::InlineAsm::get(fty, text, "~{memory}", true), {});
+}
+/// `text` with the f32 registers `acc` as outputs $0.. tied to inputs, plus `extra` inputs
+/// ($n.. with `extra_cons`); the outputs.
+std::vector<llvm::Value*> acc_asm(codegen::Lowering& L, const std::string& text, const std::vector<llvm::Value*>& acc,
+                                  const std::vector<llvm::Value*>& extra, const std::string& extra_cons) {
+  auto& b = *L.b;
+  const std::size_t n = acc.size();
+  std::string cons;
+  std::vector<llvm::Type*> outs(n, b.getFloatTy()), ins;
+  std::vector<llvm::Value*> args;
+  for (std::size_t i = 0; i < n; ++i) cons += (i ? "," : "") + std::string("=f");
+  if (!extra_cons.empty()) cons += "," + extra_cons;
+  for (llvm::Value* e : extra) {
+    ins.push_back(e->getType());
+    args.push_back(e);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    cons += "," + std::to_string(i);
+    ins.push_back(b.getFloatTy());
+    args.push_back(acc[i]);
+  }
+  cons += ",~{memory}";
+  auto* ret = llvm::StructType::get(L.ctx, outs);
+  auto* fty = llvm::FunctionType::get(ret, ins, false);
+  llvm::Value* r = b.CreateCall(fty, llvm::InlineAsm::get(fty, text, cons, true), args);
+  std::vector<llvm::Value*> out;
+  for (std::size_t i = 0; i < n; ++i) out.push_back(b.CreateExtractValue(r, static_cast<unsigned>(i)));
+  return out;
+}
+}  // namespace
+
+void NvptxTarget::fence_async_shared(codegen::Lowering& L) const { void_asm(L, "fence.proxy.async.shared::cta;"); }
+void NvptxTarget::wgmma_fence(codegen::Lowering& L) const { void_asm(L, "wgmma.fence.sync.aligned;"); }
+void NvptxTarget::wgmma_commit(codegen::Lowering& L) const { void_asm(L, "wgmma.commit_group.sync.aligned;"); }
+
+std::vector<llvm::Value*> NvptxTarget::wgmma(codegen::Lowering& L, tile::dtype in, int n, llvm::Value* desc_a,
+                                             llvm::Value* desc_b, const std::vector<llvm::Value*>& acc) const {
+  if (!arch_.accel || arch_.sm < 90) throw tile::error("nvptx: wgmma needs sm_90a, not " + arch_.name());
+  if (in != dtype::f16 && in != dtype::bf16) throw tile::error("nvptx: wgmma of " + std::string(tile::name(in)));
+  if (static_cast<int>(acc.size()) != n / 2) throw tile::error("nvptx: wgmma m64n" + std::to_string(n) + " takes n / 2 accumulators");
+  const std::string t = in == dtype::f16 ? "f16" : "bf16";
+  const std::size_t h = acc.size();
+  std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $" + std::to_string(h + 2) + ", 0;\n\twgmma.mma_async.sync.aligned.m64n" +
+                     std::to_string(n) + "k16.f32." + t + "." + t + " {";
+  for (std::size_t i = 0; i < h; ++i) text += (i ? ", $" : "$") + std::to_string(i);
+  // scale-d = 1 (accumulate), A and B unscaled, A K-major (0), B N-major (1)
+  text += "}, $" + std::to_string(h) + ", $" + std::to_string(h + 1) + ", p, 1, 1, 0, 1;\n}";
+  return acc_asm(L, text, acc, {desc_a, desc_b, L.b->getInt32(1)}, "l,l,r");
+}
+
+std::vector<llvm::Value*> NvptxTarget::wgmma_wait(codegen::Lowering& L, int pending, const std::vector<llvm::Value*>& acc) const {
+  return acc_asm(L, "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";", acc, {}, "");
+}
+
 void NvptxTarget::cp_async(codegen::Lowering& L, llvm::Value* dst, llvm::Value* src, int bytes, llvm::Value* src_valid,
                            llvm::Value* issue) const {
   auto& b = *L.b;

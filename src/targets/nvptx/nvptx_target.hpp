@@ -41,6 +41,12 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   std::array<llvm::Value*, 4> mma_m16n8(codegen::Lowering& L, tile::dtype in, const std::array<llvm::Value*, 4>& a,
                                         const std::array<llvm::Value*, 2>& b,
                                         const std::array<llvm::Value*, 4>& c) const override;
+  void fence_async_shared(codegen::Lowering& L) const override;
+  void wgmma_fence(codegen::Lowering& L) const override;
+  std::vector<llvm::Value*> wgmma(codegen::Lowering& L, tile::dtype in, int n, llvm::Value* desc_a, llvm::Value* desc_b,
+                                  const std::vector<llvm::Value*>& acc) const override;
+  void wgmma_commit(codegen::Lowering& L) const override;
+  std::vector<llvm::Value*> wgmma_wait(codegen::Lowering& L, int pending, const std::vector<llvm::Value*>& acc) const override;
   void cp_async(codegen::Lowering& L, llvm::Value* dst, llvm::Value* src, int bytes, llvm::Value* src_valid,
                 llvm::Value* issue) const override;
   void cp_async_commit(codegen::Lowering& L) const override;

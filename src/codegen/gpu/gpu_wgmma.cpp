@@ -1,0 +1,145 @@
+// src/codegen/gpu/gpu_wgmma.cpp — layer: codegen (gpu). dot on sm_90a's warpgroup tensor cores
+// (wgmma.mma_async m64nNk16, f16/bf16 into f32). The operands sit in shared memory as swizzled
+// tiles (swizzled_offset): A [M][K] K-major, B [K][N] N-major (wgmma's transposed B), each a
+// row of column blocks of S = min(128, cols * 2) bytes, 16-byte chunks XOR-ed with the row's
+// address bits — the layouts the 128/64/32-byte swizzle modes of a wgmma descriptor describe,
+// and free of bank conflicts for the copies that fill them. Warpgroup g computes rows
+// 64 g .. 64 g + 63 of every 16 num_warps (layout::LayoutPlan::wgmma): its accumulator is
+// mma_v2's layout with all warps along M, so everything after the dot is as for mma.sync.
+#include "codegen/gpu/gpu_lowering.hpp"
+
+namespace tile::codegen::gpu {
+
+namespace {
+
+std::int64_t block_bytes(std::int64_t cols, std::int64_t es) { return std::min<std::int64_t>(128, cols * es); }
+
+/// The descriptor's swizzle-mode field for S-byte rows: 1 (128 B), 2 (64 B), 3 (32 B).
+std::uint64_t swizzle_mode(std::int64_t s) { return s == 128 ? 1 : s == 64 ? 2 : 3; }
+
+}  // namespace
+
+llvm::Value* GpuLowering::swizzled_offset(std::int64_t rows, std::int64_t cols, std::int64_t es, llvm::Value* i,
+                                          llvm::Value* j) {
+  auto& B = b();
+  auto* i64 = B.getInt64Ty();
+  const std::int64_t s = block_bytes(cols, es);
+  llvm::Value* jb = B.CreateMul(B.CreateZExt(j, i64), B.getInt64(static_cast<std::uint64_t>(es)));  // byte column
+  llvm::Value* blk = B.CreateUDiv(jb, B.getInt64(static_cast<std::uint64_t>(s)));
+  llvm::Value* in = B.CreateURem(jb, B.getInt64(static_cast<std::uint64_t>(s)));
+  llvm::Value* off = B.CreateAdd(B.CreateMul(blk, B.getInt64(static_cast<std::uint64_t>(rows * s))),
+                                 B.CreateAdd(B.CreateMul(B.CreateZExt(i, i64), B.getInt64(static_cast<std::uint64_t>(s))), in));
+  // bits 4 .. 4 + log2(S / 16) ^= bits 7 ..
+  llvm::Value* sw = B.CreateAnd(B.CreateLShr(off, B.getInt64(7)), B.getInt64(static_cast<std::uint64_t>(s / 16 - 1)));
+  return B.CreateXor(off, B.CreateShl(sw, B.getInt64(4)));
+}
+
+DV GpuLowering::wgmma_from_shared(const ir::Op& op, llvm::Value* a_base, llvm::Value* b_base, const DV& acc) {
+  auto& B = b();
+  auto* i64 = B.getInt64Ty();
+  const ir::Type& at = op.operand(0)->type;
+  const ir::Type& bt = op.operand(1)->type;
+  const std::int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
+  const int W = plan.num_warps;
+  const layout::LinearLayout& C = plan.at(op.result());
+  const std::int64_t sa = block_bytes(K, 2), sb = block_bytes(N, 2);
+  // descriptor: start >> 4 (bits 0-13), leading byte offset >> 4 (16-29), stride byte offset >>
+  // 4 (32-45), swizzle mode (62-63)
+  auto desc = [&](llvm::Value* byte_off, std::uint64_t lbo, std::uint64_t sbo, std::int64_t s) {
+    llvm::Value* addr = B.CreatePtrToInt(smem_abs(byte_off), i64);
+    llvm::Value* d = B.CreateAnd(B.CreateLShr(addr, B.getInt64(4)), B.getInt64(0x3FFF));
+    const std::uint64_t fixed = ((lbo >> 4) & 0x3FFF) << 16 | ((sbo >> 4) & 0x3FFF) << 32 | swizzle_mode(s) << 62;
+    return B.CreateOr(d, B.getInt64(fixed));
+  };
+  auto reg_of = [&](std::int64_t r, std::int64_t c) {
+    auto i = layout::register_of(C, {r, c});
+    if (!i) unsupported(op, "internal error: a wgmma accumulator element has no register");
+    return static_cast<std::size_t>(*i);
+  };
+  // the warpgroup's first row within each 16 W-row repetition
+  llvm::Value* wg_row = B.CreateMul(B.CreateLShr(warp, B.getInt32(2)), B.getInt32(64));
+  const std::int64_t reps = M / (16 * W);
+  std::vector<std::vector<std::size_t>> idx(static_cast<std::size_t>(reps));
+  std::vector<std::vector<llvm::Value*>> d(static_cast<std::size_t>(reps));
+  for (std::int64_t r = 0; r < reps; ++r)
+    for (std::int64_t c8 = 0; c8 < N / 8; ++c8)
+      for (int t = 0; t < 4; ++t) {
+        const std::size_t k = reg_of(r * 16 * W + (t >= 2 ? 8 : 0), 8 * c8 + (t & 1));
+        idx[static_cast<std::size_t>(r)].push_back(k);
+        d[static_cast<std::size_t>(r)].push_back(acc.regs.size() == 1 ? acc.regs[0] : acc.regs.at(k));
+      }
+  target.wgmma_fence(S);
+  for (std::int64_t k0 = 0; k0 < K; k0 += 16) {
+    // B: rows k0 .. k0 + 15 of every N block (blocks K * sb bytes apart, 8-row groups 8 sb)
+    llvm::Value* db = desc(B.CreateAdd(b_base, B.getInt64(static_cast<std::uint64_t>(k0 * sb))),
+                           static_cast<std::uint64_t>(K * sb), static_cast<std::uint64_t>(8 * sb), sb);
+    for (std::int64_t r = 0; r < reps; ++r) {
+      // A: the K block holding k0, the warpgroup's 64 rows, k0's byte within the block row
+      llvm::Value* row = B.CreateAdd(wg_row, B.getInt32(static_cast<std::uint32_t>(r * 16 * W)));
+      const std::int64_t kb = k0 * 2 / sa, kin = k0 * 2 % sa;
+      llvm::Value* off = B.CreateAdd(B.getInt64(static_cast<std::uint64_t>(kb * M * sa + kin)),
+                                     B.CreateMul(B.CreateZExt(row, i64), B.getInt64(static_cast<std::uint64_t>(sa))));
+      llvm::Value* da = desc(B.CreateAdd(a_base, off), 16, static_cast<std::uint64_t>(8 * sa), sa);
+      d[static_cast<std::size_t>(r)] = target.wgmma(S, at.elem, static_cast<int>(N), da, db, d[static_cast<std::size_t>(r)]);
+    }
+  }
+  target.wgmma_commit(S);
+  std::vector<llvm::Value*> out(static_cast<std::size_t>(C.num_regs()), nullptr);
+  for (std::int64_t r = 0; r < reps; ++r) {
+    auto w = target.wgmma_wait(S, 0, d[static_cast<std::size_t>(r)]);
+    for (std::size_t k = 0; k < w.size(); ++k) out[idx[static_cast<std::size_t>(r)][k]] = w[k];
+  }
+  for (auto* v : out)
+    if (!v) unsupported(op, "internal error: a wgmma accumulator register was not written");
+  return DV{C, std::move(out), op.result()->type};
+}
+
+void GpuLowering::lower_dot_wgmma(const ir::Op& op) {
+  auto& B = b();
+  auto* i64 = B.getInt64Ty();
+  const ir::Type& at = op.operand(0)->type;
+  const ir::Type& bt = op.operand(1)->type;
+  const std::int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
+  const DV& A = get(op.operand(0));
+  const DV& Bm = get(op.operand(1));
+  const DV acc = operand(op, 2);
+  const std::uint64_t a_bytes = static_cast<std::uint64_t>((M * K * 2 + 1023) / 1024 * 1024);
+  const std::uint64_t base = (smem_floor_ + 1023) / 1024 * 1024;  // the swizzle wants 1024-byte aligned tiles
+  smem_bytes_ = std::max(smem_bytes_, base + a_bytes + static_cast<std::uint64_t>(K * N * 2));
+  barrier_before_write();
+  // x's elements to the swizzled tile at `at_byte`: runs of up to 8 along the columns (one
+  // 16-byte chunk, which the swizzle keeps whole)
+  auto stage = [&](const DV& x, std::int64_t rows, std::int64_t cols, std::uint64_t at_byte, const char* name) {
+    auto [run, ax] = register_run(x.layout);
+    if (ax != 1 || x.regs.size() == 1) run = 1;
+    run = std::min(run, 8);
+    llvm::Value* writer = is_writer(x.layout);
+    S.if_else(writer, [&]() -> llvm::Value* {
+      for (int r = 0; r < x.layout.num_regs(); r += run) {
+        llvm::Value* off = B.CreateAdd(B.getInt64(at_byte), swizzled_offset(rows, cols, 2, coord(x.layout, r, 0), coord(x.layout, r, 1)));
+        auto bits = [&](int e) -> llvm::Value* {
+          llvm::Value* v = x.regs.size() == 1 ? x.regs[0] : x.regs[static_cast<std::size_t>(r + e)];
+          return v->getType()->isIntegerTy() ? v : B.CreateBitCast(v, B.getInt16Ty());
+        };
+        if (run == 1) {
+          B.CreateStore(bits(0), smem_abs(off));
+        } else {
+          llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(B.getInt16Ty(), static_cast<unsigned>(run)));
+          for (int e = 0; e < run; ++e) v = B.CreateInsertElement(v, bits(e), B.getInt32(static_cast<std::uint32_t>(e)));
+          B.CreateAlignedStore(v, smem_abs(off), llvm::Align(static_cast<std::uint64_t>(run * 2)));
+        }
+      }
+      return nullptr;
+    }, nullptr, name);
+  };
+  stage(A, M, K, base, "wgmma.stage.a");
+  stage(Bm, K, N, base + a_bytes, "wgmma.stage.b");
+  target.fence_async_shared(S);
+  barrier();
+  DV res = wgmma_from_shared(op, B.getInt64(base), B.getInt64(base + a_bytes), acc);
+  (void)i64;
+  note_smem_read();
+  set(op.result(), std::move(res));
+}
+
+}  // namespace tile::codegen::gpu
