@@ -228,9 +228,25 @@ struct Planner {
       pl.stage_bytes += static_cast<std::uint64_t>(l.rows * l.ld * l.elem_bytes);
     }
     pl.stage_bytes = (pl.stage_bytes + 1023) / 1024 * 1024;
+    // wgmma left in flight across iterations: every dot a wgmma whose result only feeds the
+    // loop-carried accumulator it reads
+    pl.async_wgmma = true;
+    for (const auto& [d, idx] : pl.dots) {
+      (void)idx;
+      bool ok = plan.wgmma.count(d) != 0;
+      auto u = users.find(d->result());
+      ok = ok && u != users.end() && u->second.size() == 1 && u->second[0] == yield;
+      if (ok) {
+        const int a = arg_index(body, d->operand(2));
+        ok = a >= 1 && yield->operand(static_cast<unsigned>(a - 1)) == d->result();
+      }
+      pl.async_wgmma = pl.async_wgmma && ok;
+    }
     pl.stages = std::max(2, num_stages);
-    while (pl.stages > 2 && static_cast<std::uint64_t>(pl.stages) * pl.stage_bytes > smem_limit) --pl.stages;
-    if (static_cast<std::uint64_t>(pl.stages) * pl.stage_bytes > smem_limit) return std::nullopt;
+    auto ring = [&] { return static_cast<std::uint64_t>(pl.stages + (pl.async_wgmma ? 1 : 0)) * pl.stage_bytes; };
+    while (pl.stages > 2 && ring() > smem_limit) --pl.stages;
+    if (ring() > smem_limit) return std::nullopt;
+    pl.buffers = pl.stages + (pl.async_wgmma ? 1 : 0);
     return pl;
   }
 };
@@ -259,8 +275,8 @@ std::string print_pipelines(const ir::Function& f, const PipelinePlan& p) {
     auto it = p.loops.find(&o);
     if (it == p.loops.end()) return;
     const PipelinedLoop& l = it->second;
-    os << "for #" << n << " (" << o.loc.file << ":" << o.loc.line << "): pipelined, " << l.stages << " stages, "
-       << l.loads.size() << " loads copied ahead (cp.async runs of";
+    os << "for #" << n << " (" << o.loc.file << ":" << o.loc.line << "): pipelined, " << l.stages << " stages ("
+       << l.buffers << " buffers" << (l.async_wgmma ? ", wgmma left in flight" : "") << "), " << l.loads.size() << " loads copied ahead (cp.async runs of";
     for (const auto& ld : l.loads) os << " " << ld.run;
     os << " elements), " << l.stage_bytes << " bytes a stage, " << l.ahead.size() << " ops computed ahead\n";
   });

@@ -43,8 +43,13 @@ struct PipelinedLoad {
 };
 
 struct PipelinedLoop {
-  int stages = 0;
-  std::uint64_t stage_bytes = 0;  // one stage's buffers; the ring is stages * stage_bytes
+  int stages = 0;                 // copies run stages - 1 iterations ahead
+  int buffers = 0;                // the ring: stages, one more when wgmma runs asynchronously
+  std::uint64_t stage_bytes = 0;  // one buffer's tiles; the ring is buffers * stage_bytes
+  /// The dots run as wgmma whose only use is the loop-carried accumulator: iteration i's wgmma
+  /// is left running while iteration i + 1 starts (wgmma.wait_group 1), so the ring has one
+  /// more buffer for the tiles it still reads.
+  bool async_wgmma = false;
   std::vector<PipelinedLoad> loads;
   /// The dots fed from the ring: their (A, B) loads' indices into `loads`.
   std::unordered_map<const ir::Op*, std::array<int, 2>> dots;

@@ -174,7 +174,9 @@ class GpuLowering {
   llvm::Value* swizzled_offset(std::int64_t rows, std::int64_t cols, std::int64_t es, llvm::Value* i, llvm::Value* j);
   /// The dot `op` (A [M][K] and B [K][N] swizzled tiles at absolute byte offsets a_base and
   /// b_base) as wgmma m64nNk16 steps of each warpgroup; its result in the accumulator layout.
-  DV wgmma_from_shared(const ir::Op& op, llvm::Value* a_base, llvm::Value* b_base, const DV& acc);
+  /// `pending`: wgmma groups left in flight after it (1: the result only feeds the next dot of
+  /// a pipelined loop, which waits for it; gpu_pipeline.cpp waits for 0 after the loop).
+  DV wgmma_from_shared(const ir::Op& op, llvm::Value* a_base, llvm::Value* b_base, const DV& acc, int pending = 0);
   /// A wgmma dot outside a pipelined loop: the operands stored swizzled from their registers.
   void lower_dot_wgmma(const ir::Op& op);
   /// The loops to software-pipeline (schedule/software_pipeline.hpp); set before run().

@@ -67,7 +67,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
 
   // the ring sits above whatever floor an enclosing pipelined loop set
   const std::uint64_t ring_base = smem_floor_;
-  const std::uint64_t ring_bytes = static_cast<std::uint64_t>(pl.stages) * pl.stage_bytes;
+  const std::uint64_t ring_bytes = static_cast<std::uint64_t>(pl.buffers) * pl.stage_bytes;
   smem_bytes_ = std::max(smem_bytes_, ring_base + ring_bytes);
   barrier_before_write();  // earlier users of these bytes are done
   for (const auto& l : pl.loads) barrier_before_global_read(l.load->operand(0));
@@ -140,9 +140,11 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   for (const auto& l : pl.loads) any_swizzled |= l.swizzled;
   if (any_swizzled) target.fence_async_shared(S);  // the copies are read by wgmma (the async proxy)
   barrier();
-  const auto S1 = static_cast<std::uint32_t>(pl.stages);
-  llvm::Value* ws = B.CreateAdd(slot, B.getInt32(S1 - 1));
-  ws = B.CreateSelect(B.CreateICmpUGE(ws, B.getInt32(S1)), B.CreateSub(ws, B.getInt32(S1)), ws, "ring.write");
+  // the buffer of iteration i + stages - 1: with wgmma left in flight, iteration i - 1's buffer
+  // is still being read (the ring has one more)
+  const auto R = static_cast<std::uint32_t>(pl.buffers);
+  llvm::Value* ws = B.CreateAdd(slot, B.getInt32(static_cast<std::uint32_t>(pl.stages - 1)));
+  ws = B.CreateSelect(B.CreateICmpUGE(ws, B.getInt32(R)), B.CreateSub(ws, B.getInt32(R)), ws, "ring.write");
   std::vector<DV> ahead_vals = now;
   {
     auto [ivv, valid] = ahead_iter(iv, pl.stages - 1);
@@ -164,7 +166,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
       const DV acc = operand(*o, 2);
       llvm::Value* a_at = B.CreateAdd(read_off, B.getInt64(la.offset));
       llvm::Value* b_at = B.CreateAdd(read_off, B.getInt64(lb.offset));
-      set(o->result(), la.swizzled ? wgmma_from_shared(*o, a_at, b_at, acc)
+      set(o->result(), la.swizzled ? wgmma_from_shared(*o, a_at, b_at, acc, pl.async_wgmma ? 1 : 0)
                                    : mma_from_shared(*o, plan.mma.at(o.get()), a_at, b_at, la.ld, lb.ld, acc));
       continue;
     }
@@ -182,7 +184,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   llvm::Value* over = B.CreateExtractValue(s, 1);
   llvm::Value* more = B.CreateAnd(B.CreateNot(over), sg ? B.CreateICmpSLT(next, hi) : B.CreateICmpULT(next, hi));
   llvm::Value* slot1 = B.CreateAdd(slot, B.getInt32(1));
-  slot1 = B.CreateSelect(B.CreateICmpEQ(slot1, B.getInt32(S1)), B.getInt32(0), slot1);
+  slot1 = B.CreateSelect(B.CreateICmpEQ(slot1, B.getInt32(R)), B.getInt32(0), slot1);
   llvm::BasicBlock* latch = B.GetInsertBlock();
   iv->addIncoming(next, latch);
   slot->addIncoming(slot1, latch);
@@ -201,6 +203,20 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     }
     set(op.result(static_cast<unsigned>(k)), std::move(res));
   }
+  if (pl.async_wgmma)  // the last iteration's wgmma is still running: wait before any use
+    for (std::size_t k = 0; k < nc; ++k)
+      for (const auto& [d, idx] : pl.dots) {
+        (void)idx;
+        if (yield->operand(static_cast<unsigned>(k)) != d->result()) continue;
+        DV res = get(op.result(static_cast<unsigned>(k)));
+        for (std::size_t r0 = 0; r0 < res.regs.size(); r0 += 128) {
+          const std::size_t n = std::min<std::size_t>(128, res.regs.size() - r0);
+          std::vector<llvm::Value*> part(res.regs.begin() + static_cast<std::ptrdiff_t>(r0), res.regs.begin() + static_cast<std::ptrdiff_t>(r0 + n));
+          part = target.wgmma_wait(S, 0, part);
+          std::copy(part.begin(), part.end(), res.regs.begin() + static_cast<std::ptrdiff_t>(r0));
+        }
+        set(op.result(static_cast<unsigned>(k)), std::move(res));
+      }
   // copies past the loop's end are still in flight (zero-fills): drain them before the bytes
   // are anyone else's
   target.cp_async_wait(S, 0);

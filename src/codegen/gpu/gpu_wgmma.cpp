@@ -34,7 +34,7 @@ llvm::Value* GpuLowering::swizzled_offset(std::int64_t rows, std::int64_t cols, 
   return B.CreateXor(off, B.CreateShl(sw, B.getInt64(4)));
 }
 
-DV GpuLowering::wgmma_from_shared(const ir::Op& op, llvm::Value* a_base, llvm::Value* b_base, const DV& acc) {
+DV GpuLowering::wgmma_from_shared(const ir::Op& op, llvm::Value* a_base, llvm::Value* b_base, const DV& acc, int pending) {
   auto& B = b();
   auto* i64 = B.getInt64Ty();
   const ir::Type& at = op.operand(0)->type;
@@ -86,7 +86,7 @@ DV GpuLowering::wgmma_from_shared(const ir::Op& op, llvm::Value* a_base, llvm::V
   target.wgmma_commit(S);
   std::vector<llvm::Value*> out(static_cast<std::size_t>(C.num_regs()), nullptr);
   for (std::int64_t r = 0; r < reps; ++r) {
-    auto w = target.wgmma_wait(S, 0, d[static_cast<std::size_t>(r)]);
+    auto w = target.wgmma_wait(S, pending, d[static_cast<std::size_t>(r)]);
     for (std::size_t k = 0; k < w.size(); ++k) out[idx[static_cast<std::size_t>(r)][k]] = w[k];
   }
   for (auto* v : out)
