@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
       auto c = dev.alloc<tile::half>(nn);
       auto plain = bench::make_matmul();
       auto pre = make_matmul_prefetch();
-      const int cfgs[][4] = {{128, 64, 32, 4}, {128, 128, 32, 4}, {128, 128, 32, 8}, {128, 256, 32, 8}, {64, 128, 32, 4}};
+      const int cfgs[][4] = {{128, 64, 32, 4}, {128, 128, 32, 4}, {128, 128, 32, 8}, {128, 256, 32, 8}, {64, 128, 32, 4}, {128, 256, 64, 8}};
       for (const auto& cf : cfgs) {
         const std::uint32_t grid = std::uint32_t(tile::cdiv(n, cf[0]) * tile::cdiv(n, cf[1]));
         auto run_plain = [&] {

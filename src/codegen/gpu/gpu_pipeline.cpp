@@ -7,9 +7,12 @@
 //              or past the loop's end), one commit group each
 //   iteration i
 //              wait until group i has landed (cp.async.wait_group stages-2), barrier: buffer i %
-//              stages is complete for every thread and buffer (i - 1) % stages is read by none
-//              the ahead slice for iteration i + stages - 1, its copies into buffer (i - 1) % stages
-//              the rest of the body in order; each pipelined dot runs mma.sync on buffer i % stages
+//              buffers is complete for every thread, and the buffer about to be filled is read by
+//              none (mma.sync: iteration i - 1's; wgmma left in flight: i - 2's, one more buffer)
+//              the ahead slice for iteration i + stages - 1, its copies into that buffer (after
+//              the dots when wgmma runs asynchronously: its issue first, then the copies)
+//              the rest of the body in order; each pipelined dot runs mma.sync or wgmma on
+//              buffer i % buffers (wgmma: waiting for iteration i - 1's only)
 //   exit       wait for every group (copies past the end still write zeros), barrier
 // Other shared-memory uses inside the body stay above the ring (smem_floor_).
 #include <llvm/IR/Intrinsics.h>
@@ -145,11 +148,15 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   const auto R = static_cast<std::uint32_t>(pl.buffers);
   llvm::Value* ws = B.CreateAdd(slot, B.getInt32(static_cast<std::uint32_t>(pl.stages - 1)));
   ws = B.CreateSelect(B.CreateICmpUGE(ws, B.getInt32(R)), B.CreateSub(ws, B.getInt32(R)), ws, "ring.write");
+  // the copies for iteration i + stages - 1: before the body's dots (mma.sync: they fly while
+  // the dots compute), or after them when wgmma runs asynchronously (its issue comes first; the
+  // copies then overlap it)
   std::vector<DV> ahead_vals = now;
-  {
+  auto issue_ahead = [&] {
     auto [ivv, valid] = ahead_iter(iv, pl.stages - 1);
     issue(ivv, valid, ahead_vals, ws);
-  }
+  };
+  if (!pl.async_wgmma) issue_ahead();
 
   // the body in order
   forget_conversions(body);
@@ -173,10 +180,14 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     lower_op(*o);
   }
   std::vector<DV> y(nc);
-  for (std::size_t k = 0; k < nc; ++k) y[k] = pl.ahead_arg[k] ? ahead_vals[k] : fit(get(yield->operand(static_cast<unsigned>(k))), k);
+  for (std::size_t k = 0; k < nc; ++k)
+    if (!pl.ahead_arg[k]) y[k] = fit(get(yield->operand(static_cast<unsigned>(k))), k);
   std::erase_if(conversions_, [&](const Conversion& c) { return c.depth >= depth_; });
   --depth_;
   smem_floor_ = ring_base;
+  if (pl.async_wgmma) issue_ahead();
+  for (std::size_t k = 0; k < nc; ++k)
+    if (pl.ahead_arg[k]) y[k] = ahead_vals[k];
 
   auto id = sg ? llvm::Intrinsic::sadd_with_overflow : llvm::Intrinsic::uadd_with_overflow;
   llvm::Value* s = B.CreateBinaryIntrinsic(id, iv, step);
