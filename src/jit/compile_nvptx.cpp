@@ -196,7 +196,15 @@ std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targ
 
 std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function> fn, drivers::cuda_driver& drv) {
   const auto& info = drv.info();
-  const targets::nvptx::arch a = targets::nvptx::arch_for_device(info.cc_major, info.cc_minor);
+  targets::nvptx::arch a = targets::nvptx::arch_for_device(info.cc_major, info.cc_minor);
+  // TILE_TARGET: an older arch's code on this device (sm_80's mma.sync and cp.async on an H100)
+  if (const std::string t = env::get("TILE_TARGET"); !t.empty()) {
+    const targets::nvptx::arch want = targets::nvptx::parse_arch(t);
+    const int cc = info.cc_major * 10 + info.cc_minor;
+    if (want.sm > cc || (want.accel && cc != 90))
+      throw tile::error("TILE_TARGET=" + t + " does not run on this device (" + info.arch() + ")", fn->loc);
+    a = want;
+  }
   const bool use_cache = env::enabled("TILE_CACHE");
   const bool lookup = use_cache && dump_dir().empty() && !env::enabled("TILE_TIME_PASSES");
   // the cubin's key: the PTX's, plus the device and driver that compiled it

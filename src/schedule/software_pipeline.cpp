@@ -141,7 +141,7 @@ struct Planner {
         pld.elem_bytes = static_cast<std::int64_t>(size_of(t.elem));
         pld.rows = t.shape[0];
         pld.cols = t.shape[1];
-        pld.swizzled = plan.wgmma.count(o.get()) != 0;
+        pld.swizzled = true;  // 16-bit: read with ldmatrix (mma.sync) or through descriptors (wgmma)
         pld.ld = pld.swizzled ? pld.cols : pld.cols + 16 / pld.elem_bytes;
         pld.run = copy_run(*l, pld.elem_bytes);
         if (pld.run == 0) return std::nullopt;

@@ -29,16 +29,15 @@
 namespace tile::schedule {
 
 /// One load copied ahead: its tile [rows][cols] lands in shared memory at `offset` bytes into
-/// each stage's buffer — for mma.sync row-major with rows of `ld` elements (cols + 16 bytes of
-/// padding against bank conflicts), for wgmma swizzled; `run` elements (along cols) per
+/// each stage's buffer, as a swizzled tile (GpuLowering::swizzled_offset: what ldmatrix reads
+/// without bank conflicts and wgmma's descriptors describe); `run` elements (along cols) per
 /// cp.async.
 struct PipelinedLoad {
   const ir::Op* load = nullptr;
   std::int64_t rows = 0, cols = 0, ld = 0, elem_bytes = 0;
   std::uint64_t offset = 0;
   int run = 0;
-  /// For a wgmma dot: the tile is a swizzled tile (GpuLowering::swizzled_offset: no padding,
-  /// 1024-byte aligned) instead of padded rows.
+  /// A swizzled tile (no padding, 1024-byte aligned); false: rows padded by 16 bytes (`ld`).
   bool swizzled = false;
 };
 

@@ -1,7 +1,8 @@
 // test/lang/test_dot.cpp — tl::dot against a C++ matrix product: a representative grid of M, N, K
-// in {16, 32, 64, 128}; f16, bf16, f32 (tf32, tf32x3, ieee), f64 and i8/u8 -> i32 inputs; with and
+// in {16 ... 256}; f16, bf16, f32 (tf32, tf32x3, ieee), f64 and i8/u8 -> i32 inputs; with and
 // without an accumulator; operands transposed with tl::trans; the blocked matmul with a
-// tl::for_range K loop and masked edges; and the shapes and dtypes dot rejects.
+// tl::for_range K loop and masked edges, software-pipelined on the GPU (2 to 4 stages, 4 and 8
+// warps, wgmma and mma.sync); and the shapes and dtypes dot rejects.
 //
 // Tolerance: none, but for f16/bf16 and tf32 inputs on the GPU, which runs them on tensor cores
 // (check_dot_result: within a summation error bound). The interpreter computes out = acc + a @ b with k in order from 0, each
@@ -134,14 +135,22 @@ void check_dot(int M, int N, int K, tl::precision p, bool acc, bool trans_a, boo
   check_dot_result(c.to_host(), ref_dot(ha, hb, acc_in, M, N, K, round_tf32), ha, hb, acc_in, M, N, K, round_tf32);
 }
 
-const std::array<std::tuple<int, int, int>, 8> shapes = {{{16, 16, 16},
-                                                          {16, 32, 64},
-                                                          {32, 16, 128},
-                                                          {64, 64, 32},
-                                                          {128, 16, 16},
-                                                          {16, 128, 32},
-                                                          {32, 64, 16},
-                                                          {128, 128, 64}}};
+// with 4 warps, shapes with M a multiple of 64 (and N, K multiples of 16) run as wgmma on sm_90a,
+// the others as mma.sync; f32 at ieee and f64 stage both operands whole in shared memory, which
+// bounds (M + N) * K (f64: 16 KB per 256 elements of it)
+const std::array<std::tuple<int, int, int>, 13> shapes = {{{16, 16, 16},
+                                                           {16, 32, 64},
+                                                           {32, 16, 128},
+                                                           {64, 64, 32},
+                                                           {128, 16, 16},
+                                                           {16, 128, 32},
+                                                           {32, 64, 16},
+                                                           {128, 128, 64},
+                                                           {256, 64, 32},
+                                                           {64, 256, 16},
+                                                           {32, 256, 64},
+                                                           {16, 64, 256},
+                                                           {256, 16, 64}}};
 }  // namespace
 
 TEST_CASE("dot: f16 and bf16 inputs accumulate in f32") {
@@ -277,7 +286,10 @@ auto matmul = tile::kernel("matmul", [](tl::ptr<In> a, tl::ptr<In> b, tl::ptr<fl
 });
 
 template <class In>
-void check_matmul(int M, int N, int K, int BM, int BN, int BK, bool b_transposed, unsigned seed) {
+void check_matmul(int M, int N, int K, int BM, int BN, int BK, bool b_transposed, unsigned seed, int warps = 4,
+                  int stages = 3) {
+  CAPTURE(warps);
+  CAPTURE(stages);
   CAPTURE(M);
   CAPTURE(N);
   CAPTURE(K);
@@ -293,7 +305,8 @@ void check_matmul(int M, int N, int K, int BM, int BN, int BK, bool b_transposed
   auto c = d.alloc<float>(ix(M * N));  // exactly M * N: a store past the edge would be an error
   const int sbk = b_transposed ? 1 : N, sbn = b_transposed ? K : 1;
   const int programs = tile::cdiv(M, BM) * tile::cdiv(N, BN);
-  matmul<In>[{programs}](a, b, c, M, N, K, K, 1, sbk, sbn, "BM"_c = BM, "BN"_c = BN, "BK"_c = BK);
+  matmul<In>[{programs}](a, b, c, M, N, K, K, 1, sbk, sbn, "BM"_c = BM, "BN"_c = BN, "BK"_c = BK, "num_warps"_c = warps,
+                         "num_stages"_c = stages);
   // masked lanes add products 0 * x = ±0, which leave a sum unchanged: the plain product
   check_dot_result(c.to_host(), ref_dot(ha, hb, {}, M, N, K, false), ha, hb, std::vector<float>{}, M, N, K);
 }
@@ -306,6 +319,18 @@ TEST_CASE("blocked matmul: for_range over K, pointer tiles advanced, masked edge
   check_matmul<tile::half>(16, 16, 15, 16, 16, 16, false, 13);  // K below one block: one masked step
   check_matmul<tile::bfloat16>(5, 130, 200, 16, 64, 64, false, 15);
   check_matmul<float>(20, 20, 0, 16, 16, 16, false, 17);  // K = 0: zero-trip loop, c = 0
+}
+
+TEST_CASE("blocked matmul, software-pipelined on the GPU: K a multiple of 16, so the loads become cp.async copies into a ring") {
+  // rows and columns masked at the edges, the last K step partly masked (zero-filled copies),
+  // copies issued past the loop's end; wgmma (M blocks of 64 per 4 warps, 128 per 8) and
+  // mma.sync blocks; 2 to 4 stages; K shorter than the ring (fewer iterations than stages)
+  check_matmul<tile::half>(256, 256, 512, 128, 128, 64, false, 21);
+  check_matmul<tile::half>(200, 136, 80, 64, 64, 64, false, 23, 4, 2);
+  check_matmul<tile::bfloat16>(130, 260, 336, 128, 256, 32, false, 25, 8, 3);
+  check_matmul<tile::half>(96, 80, 160, 32, 64, 32, false, 27, 4, 4);  // BM 32: mma.sync from the ring
+  check_matmul<tile::bfloat16>(64, 64, 32, 64, 64, 16, false, 29, 4, 4);  // 2 iterations, 4 stages
+  check_matmul<tile::half>(128, 128, 48, 128, 64, 16, true, 31, 4, 3);    // B through strides (1, K): not pipelined
 }
 
 TEST_CASE("dot rejects M, N or K below 16, mismatched inner dimensions and bad dtypes") {

@@ -11,31 +11,40 @@
 namespace tile::codegen::gpu {
 
 void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
-  // The operands go to shared memory once, from their own layouts, rows padded by 16 bytes (the
-  // 8 rows of 16 bytes a warp reads at once then fall in 8 different bank groups): A row-major
-  // [M][K]; B row-major [K][N] for 16-bit elements, else transposed [N][K] (so that each
-  // thread's consecutive k of a fragment register are one 32-bit word). Then, k one fragment at
-  // a time, each warp reads its fragments — the elements the operand layouts
-  // (layout::mma_v2_operand) give each thread: A with ldmatrix.x4, 16-bit B with
-  // ldmatrix.x2.trans, 32-bit and 8-bit B word by word — and runs its mma.sync steps. Only one
-  // k step's fragments are live at a time, besides the accumulator.
+  // The operands go to shared memory once, from their own layouts: 16-bit A [M][K] and B [K][N]
+  // as swizzled tiles (16-byte chunks XOR-ed by row, so the 8 rows of 16 bytes ldmatrix reads at
+  // once fall in 8 different bank groups); other types with rows padded by 16 bytes (the same
+  // effect), A row-major and B transposed [N][K] (each thread's consecutive k of a fragment
+  // register one 32-bit word). Then, k one fragment at a time, each warp reads its fragments —
+  // the elements the operand layouts (layout::mma_v2_operand) give each thread: A with
+  // ldmatrix.x4, 16-bit B with ldmatrix.x2.trans, 32-bit and 8-bit B word by word — and runs
+  // its mma.sync steps. Only one k step's fragments are live at a time, besides the accumulator.
   auto& B = b();
   const ir::Type& at = op.operand(0)->type;
   const ir::Type& bt = op.operand(1)->type;
   const std::int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
   const int kw = layout::mma_kwidth(op);  // elements per 32-bit register: 2 (f16/bf16), 1 (tf32), 4 (8-bit)
   const std::int64_t es = 4 / kw;  // element bytes
-  const bool b_rows = es == 2;  // B staged row-major and read with ldmatrix.trans (16-bit only)
   llvm::Type* ety = B.getIntNTy(static_cast<unsigned>(8 * es));
   const DV& A = get(op.operand(0));
   const DV& Bm = get(op.operand(1));
   const DV acc = operand(op, 2);  // in the accumulator layout
-  const std::int64_t lda = K + 16 / es;                  // padded row lengths (elements)
-  const std::int64_t ldb = (b_rows ? N : K) + 16 / es;
-  const std::uint64_t a_bytes = static_cast<std::uint64_t>(M * lda * es);
-  reserve(a_bytes + static_cast<std::uint64_t>((b_rows ? K : N) * ldb * es));
-
   barrier_before_write();
+  if (es == 2) {  // swizzled tiles, read with ldmatrix
+    const std::uint64_t sa = static_cast<std::uint64_t>((M * K * 2 + 1023) / 1024 * 1024);
+    reserve(sa + static_cast<std::uint64_t>(K * N * 2));
+    stage_swizzled(A, M, K, smem_floor_, "mma.stage.a");
+    stage_swizzled(Bm, K, N, smem_floor_ + sa, "mma.stage.b");
+    barrier();
+    DV res = mma_from_shared(op, warps, B.getInt64(smem_floor_), B.getInt64(smem_floor_ + sa), K, N, acc);
+    note_smem_read();
+    set(op.result(), std::move(res));
+    return;
+  }
+  const std::int64_t lda = K + 16 / es;  // padded row lengths (elements)
+  const std::int64_t ldb = K + 16 / es;
+  const std::uint64_t a_bytes = static_cast<std::uint64_t>(M * lda * es);
+  reserve(a_bytes + static_cast<std::uint64_t>(N * ldb * es));
   // an element as the integer of its bits: f16 (half) and bf16 (i16) as they are stored, f32
   // rounded to tf32 first (nearest even, as the interpreter rounds)
   auto to_bits = [&](llvm::Value* v, const ir::Type& t) -> llvm::Value* {
@@ -68,7 +77,7 @@ void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
     }, nullptr, name);
   };
   stage(A, at, 0, lda, 0, "mma.stage.a");
-  stage(Bm, bt, b_rows ? 0 : 1, ldb, a_bytes, "mma.stage.b");
+  stage(Bm, bt, 1, ldb, a_bytes, "mma.stage.b");
   barrier();
   DV res = mma_from_shared(op, warps, B.getInt64(smem_floor_), B.getInt64(smem_floor_ + a_bytes), lda, ldb, acc);
   note_smem_read();
@@ -99,6 +108,9 @@ DV GpuLowering::mma_from_shared(const ir::Op& op, std::array<int, 2> warps, llvm
     llvm::Value* flat = B.CreateAdd(B.CreateMul(row, B.getInt32(static_cast<std::uint32_t>(ld))), col);
     return smem_abs(B.CreateAdd(base, B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(static_cast<std::uint64_t>(es)))));
   };
+  auto at_swizzled = [&](llvm::Value* base, llvm::Value* row, llvm::Value* col, std::int64_t rows, std::int64_t cols) {
+    return smem_abs(B.CreateAdd(base, swizzled_offset(rows, cols, es, row, col)));
+  };
   // the 32-bit word of transposed B holding this thread's (k .. k + kw - 1, n) of register r
   auto b_word = [&](int r) -> llvm::Value* {
     return B.CreateAlignedLoad(B.getInt32Ty(), at_elem(b_base, coord(LB, r, 1), coord(LB, r, 0), ldb), llvm::Align(4));
@@ -126,14 +138,14 @@ DV GpuLowering::mma_from_shared(const ir::Op& op, std::array<int, 2> warps, llvm
     for (std::int64_t r0 = 0; r0 < M; r0 += 16 * warps[0]) {
       llvm::Value* row = B.CreateAdd(B.CreateAdd(warp_m, a_row_in), B.getInt32(static_cast<std::uint32_t>(r0)));
       llvm::Value* col = B.CreateAdd(a_col_in, B.getInt32(static_cast<std::uint32_t>(k0)));
-      auto m = target.ldmatrix(S, at_elem(a_base, row, col, lda), 4, false);
+      auto m = target.ldmatrix(S, es == 2 ? at_swizzled(a_base, row, col, M, K) : at_elem(a_base, row, col, lda), 4, false);
       af.push_back({m[0], m[1], m[2], m[3]});
     }
     for (std::int64_t c0 = 0; c0 < N; c0 += 8 * warps[1]) {
       if (b_rows) {
         llvm::Value* row = B.CreateAdd(b_row_in, B.getInt32(static_cast<std::uint32_t>(k0)));
         llvm::Value* col = B.CreateAdd(warp_n, B.getInt32(static_cast<std::uint32_t>(c0)));
-        auto m = target.ldmatrix(S, at_elem(b_base, row, col, ldb), 2, true);
+        auto m = target.ldmatrix(S, at_swizzled(b_base, row, col, K, N), 2, true);
         bf.push_back({m[0], m[1]});
       } else {
         bf.push_back({b_word(reg_of(LB, k0, c0)), b_word(reg_of(LB, k0 + kh, c0))});

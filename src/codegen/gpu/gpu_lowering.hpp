@@ -161,9 +161,11 @@ class GpuLowering {
   /// dot on tensor cores (the plan's mma dots): mma.sync m16n8k16 over the operands in their
   /// dot-operand layouts, `warps` along M and N.
   void lower_dot_mma(const ir::Op& op, std::array<int, 2> warps);
-  /// The mma.sync steps of `op` (its result, in the accumulator layout, from `acc`) with A
-  /// row-major at a_base (rows of lda elements) and B at b_base (16-bit: row-major [K][N], rows
-  /// of ldb; else transposed [N][K]) in shared memory; absolute byte offsets (i64).
+  /// The mma.sync steps of `op` (its result, in the accumulator layout, from `acc`) with A at
+  /// a_base and B at b_base in shared memory (absolute byte offsets, i64): 16-bit operands as
+  /// swizzled tiles (swizzled_offset: A [M][K], B [K][N], read with ldmatrix / ldmatrix.trans,
+  /// free of bank conflicts), others row-major with rows of lda elements (A) and B transposed
+  /// [N][K] with rows of ldb.
   DV mma_from_shared(const ir::Op& op, std::array<int, 2> warps, llvm::Value* a_base, llvm::Value* b_base,
                      std::int64_t lda, std::int64_t ldb, const DV& acc);
   /// wgmma (the plan's wgmma dots, sm_90a; gpu_wgmma.cpp): the operands in shared memory as
@@ -177,6 +179,9 @@ class GpuLowering {
   /// `pending`: wgmma groups left in flight after it (1: the result only feeds the next dot of
   /// a pipelined loop, which waits for it; gpu_pipeline.cpp waits for 0 after the loop).
   DV wgmma_from_shared(const ir::Op& op, llvm::Value* a_base, llvm::Value* b_base, const DV& acc, int pending = 0);
+  /// x (a 16-bit [rows][cols] tile) stored from its registers as a swizzled tile at absolute
+  /// byte offset at_byte (16-byte vector stores; replicated threads do not write).
+  void stage_swizzled(const DV& x, std::int64_t rows, std::int64_t cols, std::uint64_t at_byte, const char* name);
   /// A wgmma dot outside a pipelined loop: the operands stored swizzled from their registers.
   void lower_dot_wgmma(const ir::Op& op);
   /// The loops to software-pipeline (schedule/software_pipeline.hpp); set before run().

@@ -139,9 +139,9 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     }
   }
   target.cp_async_wait(S, pl.stages - 2);
-  bool any_swizzled = false;
-  for (const auto& l : pl.loads) any_swizzled |= l.swizzled;
-  if (any_swizzled) target.fence_async_shared(S);  // the copies are read by wgmma (the async proxy)
+  bool any_wgmma = false;
+  for (const auto& [d, idx] : pl.dots) any_wgmma |= plan.wgmma.count(d) != 0;
+  if (any_wgmma) target.fence_async_shared(S);  // the copies are read by wgmma (the async proxy)
   barrier();
   // the buffer of iteration i + stages - 1: with wgmma left in flight, iteration i - 1's buffer
   // is still being read (the ring has one more)
@@ -173,8 +173,8 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
       const DV acc = operand(*o, 2);
       llvm::Value* a_at = B.CreateAdd(read_off, B.getInt64(la.offset));
       llvm::Value* b_at = B.CreateAdd(read_off, B.getInt64(lb.offset));
-      set(o->result(), la.swizzled ? wgmma_from_shared(*o, a_at, b_at, acc, pl.async_wgmma ? 1 : 0)
-                                   : mma_from_shared(*o, plan.mma.at(o.get()), a_at, b_at, la.ld, lb.ld, acc));
+      set(o->result(), plan.wgmma.count(o.get()) ? wgmma_from_shared(*o, a_at, b_at, acc, pl.async_wgmma ? 1 : 0)
+                                                : mma_from_shared(*o, plan.mma.at(o.get()), a_at, b_at, la.ld, lb.ld, acc));
       continue;
     }
     lower_op(*o);
