@@ -45,11 +45,13 @@ DV GpuLowering::wgmma_from_shared(const ir::Op& op, llvm::Value* a_base, llvm::V
   const std::int64_t sa = block_bytes(K, 2), sb = block_bytes(N, 2);
   // descriptor: start >> 4 (bits 0-13), leading byte offset >> 4 (16-29), stride byte offset >>
   // 4 (32-45), swizzle mode (62-63)
+  // — written as fields + (buffer start >> 4) + (offset >> 4): every offset is a multiple of 16
+  // and shared addresses stay below 2^18, so the sum never carries out of the start field, and
+  // the loop-invariant part is computed once, each step adding a constant
+  llvm::Value* start16 = B.CreateLShr(B.CreatePtrToInt(smem_abs(B.getInt64(0)), i64), B.getInt64(4));
   auto desc = [&](llvm::Value* byte_off, std::uint64_t lbo, std::uint64_t sbo, std::int64_t s) {
-    llvm::Value* addr = B.CreatePtrToInt(smem_abs(byte_off), i64);
-    llvm::Value* d = B.CreateAnd(B.CreateLShr(addr, B.getInt64(4)), B.getInt64(0x3FFF));
     const std::uint64_t fixed = ((lbo >> 4) & 0x3FFF) << 16 | ((sbo >> 4) & 0x3FFF) << 32 | swizzle_mode(s) << 62;
-    return B.CreateOr(d, B.getInt64(fixed));
+    return B.CreateAdd(B.CreateAdd(B.getInt64(fixed), start16), B.CreateLShr(byte_off, B.getInt64(4), "", /*isExact=*/true));
   };
   auto reg_of = [&](std::int64_t r, std::int64_t c) {
     auto i = layout::register_of(C, {r, c});

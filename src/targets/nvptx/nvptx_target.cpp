@@ -341,7 +341,8 @@ void NvptxTarget::cp_async(codegen::Lowering& L, llvm::Value* dst, llvm::Value* 
   llvm::Value* n = b.CreateSelect(src_valid, b.getInt32(static_cast<std::uint32_t>(bytes)), b.getInt32(0));
   auto* i64 = b.getInt64Ty();
   llvm::Value* d = b.CreatePtrToInt(dst, i64);
-  llvm::Value* s = b.CreatePtrToInt(src, i64);
+  // the global address itself (a generic pointer would cost a cvta.global per copy)
+  llvm::Value* s = b.CreatePtrToInt(b.CreateAddrSpaceCast(src, llvm::PointerType::get(L.ctx, 1)), i64);
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt1Ty(), i64, i64, b.getInt32Ty()}, false);
   const bool always = !issue || (llvm::isa<llvm::ConstantInt>(issue) && llvm::cast<llvm::ConstantInt>(issue)->isOne());
   auto* ia = llvm::InlineAsm::get(fty, (always ? "" : "@$0 ") + op, "b,l,l,r,~{memory}", true);
