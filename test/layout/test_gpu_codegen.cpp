@@ -134,6 +134,32 @@ TEST_CASE("axis info claims nothing it cannot prove: `offs <= n` masks and unali
   CHECK(count(ptx, "st.global.v4") >= 1);  // the output rows are 32 floats apart
 }
 
+namespace {
+// the matmul tutorial's wrap: offsets taken modulo n, so no mask is needed
+auto wrap = tile::kernel("wrap", [](tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
+  auto offs = (tl::program_id(0) * BLOCK + tl::arange(0, BLOCK)) % n;
+  tl::store(out + tl::program_id(0) * BLOCK + tl::arange(0, BLOCK), tl::load(x + offs));
+});
+}  // namespace
+
+TEST_CASE("axis info: `(pid * BLOCK + arange) % n` keeps its runs of 16 when n is a multiple of 16, not otherwise") {
+  auto dev = tile::device::get("null");
+  auto x = dev.alloc<float>(4096), o = dev.alloc<float>(8192);
+  {
+    dump_dir d;
+    wrap[{8}](x, o, 4096, "BLOCK"_c = 1024);
+    const std::string ptx = d.read("wrap", "ptx");
+    INFO(d.read("wrap", "layouts"));
+    CHECK(count(ptx, "ld.global.v4") >= 1);
+    CHECK(d.read("wrap", "layouts").find("%arg2: i32 {div=16} {nonneg}") != std::string::npos);
+  }
+  {
+    dump_dir d;
+    wrap[{8}](x, o, 4095, "BLOCK"_c = 1024);  // rows wrap at 4095: runs break anywhere
+    CHECK(count(d.read("wrap", "ptx"), "ld.global.v4") == 0);
+  }
+}
+
 TEST_CASE("scans: each thread holds whole rows along the scanned axis (1-D and both axes of 2-D)") {
   dump_dir d;
   auto dev = tile::device::get("null");
