@@ -125,7 +125,11 @@ void AxisAnalysis::note_lower_bound(const ir::Op& o) {
       if (auto c = constant(1); a && c) out = *a - *c;
       break;
     case OpKind::mul:
-      if (a && b && *a >= 0 && *b >= 0) out = *a * *b;
+      if (a && b && *a >= 0 && *b >= 0) {
+        std::int64_t p = 0;
+        if (!__builtin_mul_overflow(*a, *b, &p)) out = p;
+        else out = 0;  // still non-negative
+      }
       break;
     case OpKind::div:
     case OpKind::shr:
@@ -148,7 +152,11 @@ void AxisAnalysis::note_lower_bound(const ir::Op& o) {
       break;
     case OpKind::cast: {
       const ir::Type& from = o.operand(0)->type;
-      if (from.is_int() && !from.ptr && from.elem != dtype::i1 && size_of(r->type.elem) >= size_of(from.elem)) out = a;
+      // widening, or the same width and signedness (a u32 above 2^31 cast to i32 is negative)
+      const bool same_sign = is_unsigned(from.elem) == is_unsigned(r->type.elem);
+      if (from.is_int() && !from.ptr && from.elem != dtype::i1 &&
+          (size_of(r->type.elem) > size_of(from.elem) || (size_of(r->type.elem) == size_of(from.elem) && same_sign)))
+        out = a;
       break;
     }
     default: break;

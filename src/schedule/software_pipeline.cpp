@@ -211,6 +211,10 @@ struct Planner {
                       (arg_index(body, y) < 0 && (!y->def || y->def->parent != &body));
       if (!ok) return std::nullopt;
     }
+    // ahead ops an in-order op uses are lowered again in order, and so is everything they are
+    // computed from: only the rest is ahead only (else the in-order copy would read a value the
+    // ahead slice left for another iteration)
+    std::vector<const ir::Op*> again;
     for (const ir::Op* o : pl.ahead) {
       bool used_in_order = false;
       for (const auto& r : o->results) {
@@ -218,8 +222,17 @@ struct Planner {
         if (it == users.end()) continue;
         for (const ir::Op* u : it->second) used_in_order |= in_order_use(u, r.get());
       }
-      if (!used_in_order) pl.ahead_only.insert(o);
+      if (used_in_order) again.push_back(o);
     }
+    std::unordered_set<const ir::Op*> in_order(again.begin(), again.end());
+    while (!again.empty()) {
+      const ir::Op* o = again.back();
+      again.pop_back();
+      for (const ir::Value* v : o->operands)
+        if (v->def && pl.ahead.count(v->def) && in_order.insert(v->def).second) again.push_back(v->def);
+    }
+    for (const ir::Op* o : pl.ahead)
+      if (!in_order.count(o)) pl.ahead_only.insert(o);
     // the ring: every load's tile per stage, 16-byte aligned
     for (auto& l : pl.loads) {
       const std::uint64_t align = l.swizzled ? 1024 : 16;  // the swizzle repeats every 1024 bytes
@@ -236,9 +249,11 @@ struct Planner {
       bool ok = plan.wgmma.count(d) != 0;
       auto u = users.find(d->result());
       ok = ok && u != users.end() && u->second.size() == 1 && u->second[0] == yield;
-      if (ok) {
+      if (ok) {  // the accumulator: a carried value the dot alone reads, fed back by it alone
         const int a = arg_index(body, d->operand(2));
         ok = a >= 1 && yield->operand(static_cast<unsigned>(a - 1)) == d->result();
+        auto au = users.find(d->operand(2));
+        ok = ok && au != users.end() && au->second.size() == 1 && au->second[0] == d;
       }
       pl.async_wgmma = pl.async_wgmma && ok;
     }

@@ -321,6 +321,46 @@ TEST_CASE("blocked matmul: for_range over K, pointer tiles advanced, masked edge
   check_matmul<float>(20, 20, 0, 16, 16, 16, false, 17);  // K = 0: zero-trip loop, c = 0
 }
 
+namespace {
+// the pipelined matmul with an in-order use of a value the copies' masks use too (k_left): the
+// loop also sums min(k_left, BK) over its iterations — K in the end
+auto matmul_steps = tile::kernel("matmul_steps", [](tl::ptr<tile::half> a, tl::ptr<tile::half> b, tl::ptr<float> c,
+                                                    tl::ptr<std::int32_t> steps_out, tl::i32 M, tl::i32 N, tl::i32 K,
+                                                    tl::constexpr_<"BM"> BM, tl::constexpr_<"BN"> BN,
+                                                    tl::constexpr_<"BK"> BK) {
+  using tl::_;
+  using tl::newaxis;
+  auto rm = tl::arange(0, BM), rn = tl::arange(0, BN), rk = tl::arange(0, BK);
+  auto a_ptrs = a + rm(_, newaxis) * K + rk(newaxis, _);
+  auto b_ptrs = b + rk(_, newaxis) * N + rn(newaxis, _);
+  auto acc = tl::zeros<float>({BM, BN});
+  auto steps = tl::zeros<std::int32_t>({BN});
+  tl::for_range(0, tl::cdiv(K, BK), [&](tl::tensor kb) {
+    auto k_left = K - kb * BK;
+    auto av = tl::load(a_ptrs, (rm(_, newaxis) < M) & (rk(newaxis, _) < k_left), 0.0f);
+    auto bv = tl::load(b_ptrs, (rk(_, newaxis) < k_left) & (rn(newaxis, _) < N), 0.0f);
+    acc = tl::dot(av, bv, acc);
+    steps = steps + tl::minimum(k_left, BK);
+    a_ptrs += BK;
+    b_ptrs += BK * N;
+  });
+  tl::store(c + rm(_, newaxis) * N + rn(newaxis, _), acc, (rm(_, newaxis) < M) & (rn(newaxis, _) < N));
+  tl::store(steps_out + rn, steps);
+});
+}  // namespace
+
+TEST_CASE("pipelined matmul: an in-order op sharing the copies' mask arithmetic sees its own iteration's values") {
+  const int M = 64, N = 64, K = 160, BK = 32;
+  auto ha = lt2::random_vec<tile::half>(ix(M * K), 41, -1, 1), hb = lt2::random_vec<tile::half>(ix(K * N), 42, -1, 1);
+  auto d = lt2::dev();
+  auto a = d.upload(ha), b = d.upload(hb);
+  auto c = d.alloc<float>(ix(M * N));
+  auto steps = d.alloc<std::int32_t>(64);
+  matmul_steps[{1}](a, b, c, steps, M, N, K, "BM"_c = 64, "BN"_c = 64, "BK"_c = BK, "num_stages"_c = 3);
+  CHECK(steps.to_host() == std::vector<std::int32_t>(64, K));
+  check_dot_result(c.to_host(), ref_dot(ha, hb, {}, M, N, K, false), ha, hb, std::vector<float>{}, M, N, K);
+}
+
 TEST_CASE("blocked matmul, software-pipelined on the GPU: K a multiple of 16, so the loads become cp.async copies into a ring") {
   // rows and columns masked at the edges, the last K step partly masked (zero-filled copies),
   // copies issued past the loop's end; wgmma (M blocks of 64 per 4 warps, 128 per 8) and

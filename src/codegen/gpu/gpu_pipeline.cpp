@@ -61,10 +61,16 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     B.SetInsertPoint(ok);
   }
   // iteration i + ahead's induction value and whether it runs (64-bit: no wrap for 32-bit ivs)
+  // (64-bit ivs: an iteration whose iv would overflow does not run either)
   auto ahead_iter = [&](llvm::Value* iv, int ahead) -> std::pair<llvm::Value*, llvm::Value*> {
-    llvm::Value* w = B.CreateAdd(B.CreateIntCast(iv, i64, sg), B.CreateMul(B.CreateIntCast(step, i64, sg), B.getInt64(static_cast<std::uint64_t>(ahead))));
+    auto mul = sg ? llvm::Intrinsic::smul_with_overflow : llvm::Intrinsic::umul_with_overflow;
+    auto add = sg ? llvm::Intrinsic::sadd_with_overflow : llvm::Intrinsic::uadd_with_overflow;
+    llvm::Value* m = B.CreateBinaryIntrinsic(mul, B.CreateIntCast(step, i64, sg), B.getInt64(static_cast<std::uint64_t>(ahead)));
+    llvm::Value* a = B.CreateBinaryIntrinsic(add, B.CreateIntCast(iv, i64, sg), B.CreateExtractValue(m, 0));
+    llvm::Value* w = B.CreateExtractValue(a, 0);
     llvm::Value* h = B.CreateIntCast(hi, i64, sg);
     llvm::Value* valid = sg ? B.CreateICmpSLT(w, h) : B.CreateICmpULT(w, h);
+    valid = B.CreateAnd(valid, B.CreateNot(B.CreateOr(B.CreateExtractValue(m, 1), B.CreateExtractValue(a, 1))));
     return {B.CreateIntCast(w, iv->getType(), sg), valid};
   };
 
@@ -78,6 +84,9 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   // the ahead slice for iteration (ivv, valid) with `carried`'s ahead values; its copies into
   // buffer `slot`, committed as one group; `carried`'s ahead values advanced one iteration
   auto issue = [&](llvm::Value* ivv, llvm::Value* valid, std::vector<DV>& carried, llvm::Value* slot) {
+    // layout conversions of the slice use shared memory above the ring (copies are in flight)
+    const std::uint64_t floor = smem_floor_;
+    smem_floor_ = ring_base + ring_bytes;
     forget_conversions(body);
     set(body.arg(0), scalar_dv(ivv, it));
     for (std::size_t k = 0; k < nc; ++k)
@@ -109,6 +118,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     target.cp_async_commit(S);
     for (std::size_t k = 0; k < nc; ++k)
       if (pl.ahead_arg[k]) carried[k] = fit(get(yield->operand(static_cast<unsigned>(k))), k);
+    smem_floor_ = floor;
   };
 
   // prologue: iterations 0 .. stages - 2
