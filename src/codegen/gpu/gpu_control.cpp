@@ -20,6 +20,28 @@ struct Carried {
 
 }  // namespace
 
+void GpuLowering::check_for_step(const ir::Op& op, llvm::Value* step, bool sg) {
+  auto& B = b();
+  llvm::Value* bad = sg ? B.CreateICmpSLE(step, llvm::ConstantInt::get(step->getType(), 0))
+                        : B.CreateICmpEQ(step, llvm::ConstantInt::get(step->getType(), 0));
+  if (llvm::isa<llvm::ConstantInt>(bad) && !llvm::cast<llvm::ConstantInt>(bad)->isOne()) return;
+  auto* fail = llvm::BasicBlock::Create(S.ctx, "for.badstep", S.fn);
+  auto* ok = llvm::BasicBlock::Create(S.ctx, "for.pre", S.fn);
+  B.CreateCondBr(bad, fail, ok, llvm::MDBuilder(S.ctx).createBranchWeights(1, 1 << 20));
+  B.SetInsertPoint(fail);
+  target.emit_fail(S, op, TargetHooks::failure::bad_step, B.CreateIntCast(step, B.getInt64Ty(), sg));
+  B.SetInsertPoint(ok);
+}
+
+std::pair<llvm::Value*, llvm::Value*> GpuLowering::for_next(llvm::Value* iv, llvm::Value* step, llvm::Value* hi, bool sg) {
+  auto& B = b();
+  auto id = sg ? llvm::Intrinsic::sadd_with_overflow : llvm::Intrinsic::uadd_with_overflow;
+  llvm::Value* s = B.CreateBinaryIntrinsic(id, iv, step);
+  llvm::Value* next = B.CreateExtractValue(s, 0);
+  llvm::Value* over = B.CreateExtractValue(s, 1);
+  return {next, B.CreateAnd(B.CreateNot(over), sg ? B.CreateICmpSLT(next, hi) : B.CreateICmpULT(next, hi))};
+}
+
 void GpuLowering::lower_control(const ir::Op& op) {
   auto& B = b();
   auto& ctx = S.ctx;
@@ -65,17 +87,7 @@ void GpuLowering::lower_control(const ir::Op& op) {
       std::vector<DV> init;
       for (unsigned i = 3; i < op.operands.size(); ++i) init.push_back(operand(op, i));
       init = fit(init);
-      llvm::Value* bad = sg ? B.CreateICmpSLE(step, llvm::ConstantInt::get(step->getType(), 0))
-                            : B.CreateICmpEQ(step, llvm::ConstantInt::get(step->getType(), 0));
-      if (!llvm::isa<llvm::ConstantInt>(bad) || llvm::cast<llvm::ConstantInt>(bad)->isOne()) {
-        auto* fail = llvm::BasicBlock::Create(ctx, "for.badstep", S.fn);
-        auto* ok = llvm::BasicBlock::Create(ctx, "for.pre", S.fn);
-        B.CreateCondBr(bad, fail, ok, llvm::MDBuilder(ctx).createBranchWeights(1, 1 << 20));
-        B.SetInsertPoint(fail);
-        target.emit_fail(S, op, TargetHooks::failure::bad_step,
-                         sg ? B.CreateSExt(step, B.getInt64Ty()) : B.CreateZExt(step, B.getInt64Ty()));
-        B.SetInsertPoint(ok);
-      }
+      check_for_step(op, step, sg);
       llvm::BasicBlock* pre = B.GetInsertBlock();
       auto* body = llvm::BasicBlock::Create(ctx, "for.body", S.fn);
       auto* exit = llvm::BasicBlock::Create(ctx, "for.exit", S.fn);
@@ -92,11 +104,7 @@ void GpuLowering::lower_control(const ir::Op& op) {
       std::vector<DV> args{scalar_dv(iv, it)};
       args.insert(args.end(), cur.begin(), cur.end());
       std::vector<DV> y = fit(lower_region(*op.region(0), args));
-      auto id = sg ? llvm::Intrinsic::sadd_with_overflow : llvm::Intrinsic::uadd_with_overflow;
-      llvm::Value* s = B.CreateBinaryIntrinsic(id, iv, step);
-      llvm::Value* next = B.CreateExtractValue(s, 0);
-      llvm::Value* over = B.CreateExtractValue(s, 1);
-      llvm::Value* more = B.CreateAnd(B.CreateNot(over), sg ? B.CreateICmpSLT(next, hi) : B.CreateICmpULT(next, hi));
+      auto [next, more] = for_next(iv, step, hi, sg);
       llvm::BasicBlock* latch = B.GetInsertBlock();
       iv->addIncoming(next, latch);
       add_incoming(c, y, latch);

@@ -193,6 +193,11 @@ class GpuLowering {
   /// define (before the same ops are lowered again with other bindings).
   void forget_conversions(const ir::Block& blk);
   void lower_control(const ir::Op& op);
+  /// A `for`'s run-time check that its step is positive (> 0; unsigned: != 0): the failure
+  /// naming the kernel and the loop's line, unless the step is a constant that passes.
+  void check_for_step(const ir::Op& op, llvm::Value* step, bool is_signed);
+  /// The next induction value (iv + step) and whether the loop goes on (no overflow, < hi).
+  std::pair<llvm::Value*, llvm::Value*> for_next(llvm::Value* iv, llvm::Value* step, llvm::Value* hi, bool is_signed);
   void lower_debug(const ir::Op& op);
   /// Lower a region with its arguments bound to `args`; the terminator's operands.
   std::vector<DV> lower_region(const ir::Block& region, const std::vector<DV>& args);

@@ -16,7 +16,6 @@
 //   exit       wait for every group (copies past the end still write zeros), barrier
 // Other shared-memory uses inside the body stay above the ring (smem_floor_).
 #include <llvm/IR/Intrinsics.h>
-#include <llvm/IR/MDBuilder.h>
 
 #include "codegen/gpu/gpu_lowering.hpp"
 
@@ -50,18 +49,9 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   std::vector<DV> init;
   for (unsigned i = 3; i < op.operands.size(); ++i) init.push_back(fit(operand(op, i), i - 3));
 
-  llvm::Value* bad = sg ? B.CreateICmpSLE(step, llvm::ConstantInt::get(step->getType(), 0))
-                        : B.CreateICmpEQ(step, llvm::ConstantInt::get(step->getType(), 0));
-  if (!llvm::isa<llvm::ConstantInt>(bad) || llvm::cast<llvm::ConstantInt>(bad)->isOne()) {
-    auto* fail = llvm::BasicBlock::Create(ctx, "for.badstep", S.fn);
-    auto* ok = llvm::BasicBlock::Create(ctx, "for.pre", S.fn);
-    B.CreateCondBr(bad, fail, ok, llvm::MDBuilder(ctx).createBranchWeights(1, 1 << 20));
-    B.SetInsertPoint(fail);
-    target.emit_fail(S, op, TargetHooks::failure::bad_step, B.CreateIntCast(step, i64, sg));
-    B.SetInsertPoint(ok);
-  }
-  // iteration i + ahead's induction value and whether it runs (64-bit: no wrap for 32-bit ivs)
-  // (64-bit ivs: an iteration whose iv would overflow does not run either)
+  check_for_step(op, step, sg);
+  // iteration i + ahead's induction value and whether it runs, computed in 64 bits (an iteration
+  // whose iv would overflow does not run either)
   auto ahead_iter = [&](llvm::Value* iv, int ahead) -> std::pair<llvm::Value*, llvm::Value*> {
     auto mul = sg ? llvm::Intrinsic::smul_with_overflow : llvm::Intrinsic::umul_with_overflow;
     auto add = sg ? llvm::Intrinsic::sadd_with_overflow : llvm::Intrinsic::uadd_with_overflow;
@@ -199,11 +189,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   for (std::size_t k = 0; k < nc; ++k)
     if (pl.ahead_arg[k]) y[k] = ahead_vals[k];
 
-  auto id = sg ? llvm::Intrinsic::sadd_with_overflow : llvm::Intrinsic::uadd_with_overflow;
-  llvm::Value* s = B.CreateBinaryIntrinsic(id, iv, step);
-  llvm::Value* next = B.CreateExtractValue(s, 0);
-  llvm::Value* over = B.CreateExtractValue(s, 1);
-  llvm::Value* more = B.CreateAnd(B.CreateNot(over), sg ? B.CreateICmpSLT(next, hi) : B.CreateICmpULT(next, hi));
+  auto [next, more] = for_next(iv, step, hi, sg);
   llvm::Value* slot1 = B.CreateAdd(slot, B.getInt32(1));
   slot1 = B.CreateSelect(B.CreateICmpEQ(slot1, B.getInt32(R)), B.getInt32(0), slot1);
   llvm::BasicBlock* latch = B.GetInsertBlock();

@@ -124,7 +124,6 @@ void GpuLowering::stage_swizzled(const DV& x, std::int64_t rows, std::int64_t co
 
 void GpuLowering::lower_dot_wgmma(const ir::Op& op) {
   auto& B = b();
-  auto* i64 = B.getInt64Ty();
   const ir::Type& at = op.operand(0)->type;
   const ir::Type& bt = op.operand(1)->type;
   const std::int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
@@ -140,7 +139,6 @@ void GpuLowering::lower_dot_wgmma(const ir::Op& op) {
   target.fence_async_shared(S);
   barrier();
   DV res = wgmma_from_shared(op, B.getInt64(base), B.getInt64(base + a_bytes), acc);
-  (void)i64;
   note_smem_read();
   set(op.result(), std::move(res));
 }
