@@ -202,7 +202,9 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
     const targets::nvptx::arch want = targets::nvptx::parse_arch(t);
     const int cc = info.cc_major * 10 + info.cc_minor;
     if (want.sm > cc || (want.accel && cc != 90))
-      throw tile::error("TILE_TARGET=" + t + " does not run on this device (" + info.arch() + ")", fn->loc);
+      throw tile::error("kernel '" + fn->name + "': TILE_TARGET=" + t + " does not run on this device (" + info.arch() +
+                            "): name this device's arch or an older one",
+                        fn->loc);
     a = want;
   }
   const bool use_cache = env::enabled("TILE_CACHE");
