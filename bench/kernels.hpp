@@ -153,6 +153,39 @@ inline void matmul_program(const auto& a, const auto& b, const auto& c, const au
   tl::store(c_ptrs, tl::cast<Out>(acc), (offs_cm(_, newaxis) < M) & (offs_cn(newaxis, _) < N));
 }
 
+/// matmul_program with A and B read through tensor descriptors (Triton's tutorial 09 form): the
+/// same grouped order and epilogue, no pointer tiles or masks; on sm_90a the loads become TMA
+/// copies (both descriptors' last stride is an argument equal to 1, which the launch
+/// specializes into the constant the TMA needs).
+template <class Out>
+inline void matmul_desc_program(const auto& a, const auto& b, const auto& c, const auto& M, const auto& N, const auto& K,
+                                const auto& stride_am, const auto& stride_ak, const auto& stride_bk, const auto& stride_bn,
+                                const auto& stride_cm, const auto& stride_cn, const auto& BM, const auto& BN,
+                                const auto& BK, const auto& GROUP_M, bool activation) {
+  using tl::_;
+  using tl::newaxis;
+  auto pid = tl::program_id(0);
+  auto num_pid_m = tl::cdiv(M, BM);
+  auto num_pid_n = tl::cdiv(N, BN);
+  auto num_pid_in_group = GROUP_M * num_pid_n;
+  auto group_id = pid / num_pid_in_group;
+  auto first_pid_m = group_id * GROUP_M;
+  auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);
+  auto pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m;
+  auto pid_n = (pid % num_pid_in_group) / group_size_m;
+  auto a_desc = tl::make_tensor_descriptor(a, {M, K}, {stride_am, stride_ak}, {BM, BK});
+  auto b_desc = tl::make_tensor_descriptor(b, {K, N}, {stride_bk, stride_bn}, {BK, BN});
+  auto acc = tl::zeros<float>({BM, BN});
+  tl::for_range(0, tl::cdiv(K, BK), [&](tl::tensor k) {
+    acc = tl::dot(a_desc.load({pid_m * BM, k * BK}), b_desc.load({k * BK, pid_n * BN}), acc);
+  });
+  if (activation) acc = leaky_relu(acc);
+  auto offs_cm = pid_m * BM + tl::arange(0, BM);
+  auto offs_cn = pid_n * BN + tl::arange(0, BN);
+  auto c_ptrs = c + stride_cm * offs_cm(_, newaxis) + stride_cn * offs_cn(newaxis, _);
+  tl::store(c_ptrs, tl::cast<Out>(acc), (offs_cm(_, newaxis) < M) & (offs_cn(newaxis, _) < N));
+}
+
 /// Triton's matmul tutorial (sample 03's kernel without the activation): f16 in, f32 accumulate,
 /// f16 out, grouped program order. The autotuning bench's kernel.
 inline auto make_matmul() {
@@ -179,6 +212,20 @@ inline auto make_matmul_t() {
                          tl::constexpr_<"GROUP_M"> GROUP_M, tl::constexpr_<"ACTIVATION", bool> ACTIVATION) {
                         matmul_program<T>(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
                                           stride_cn, BM, BN, BK, GROUP_M, ACTIVATION.value);
+                      });
+}
+
+/// make_matmul_t through tensor descriptors (matmul_desc_program): "matmul_desc_f16" / "_bf16".
+template <class T>
+inline auto make_matmul_desc_t() {
+  static_assert(std::is_same_v<T, half> || std::is_same_v<T, tile::bfloat16>, "matmul_desc_t: f16 or bf16 elements");
+  return tile::kernel(std::is_same_v<T, half> ? "matmul_desc_f16" : "matmul_desc_bf16",
+                      [](tl::ptr<T> a, tl::ptr<T> b, tl::ptr<T> c, tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am,
+                         tl::i32 stride_ak, tl::i32 stride_bk, tl::i32 stride_bn, tl::i32 stride_cm, tl::i32 stride_cn,
+                         tl::constexpr_<"BLOCK_M"> BM, tl::constexpr_<"BLOCK_N"> BN, tl::constexpr_<"BLOCK_K"> BK,
+                         tl::constexpr_<"GROUP_M"> GROUP_M, tl::constexpr_<"ACTIVATION", bool> ACTIVATION) {
+                        matmul_desc_program<T>(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+                                               stride_cn, BM, BN, BK, GROUP_M, ACTIVATION.value);
                       });
 }
 

@@ -11,6 +11,7 @@
 #include "tile/tl/control.hpp"
 #include "tile/tl/creation.hpp"
 #include "tile/tl/debug.hpp"
+#include "tile/tl/descriptor.hpp"
 #include "tile/tl/dot.hpp"
 #include "tile/tl/math.hpp"
 #include "tile/tl/memory.hpp"

@@ -1,6 +1,7 @@
 // src/frontend/ops_memory.cpp — layer: frontend. Loads, stores, atomics, device_print and
 // device_assert: pointer/mask/value checks and broadcasting.
 #include "frontend/trace.hpp"
+#include "transforms/lower_descriptor_loads.hpp"
 
 namespace tile::detail {
 
@@ -143,6 +144,86 @@ void device_assert(const operand_data& cond, const std::string& message, src_loc
   ir::Attrs a;
   a.str = message.empty() ? std::string("assertion failed") : message;
   Trace::current(loc).builder().create(OpKind::assert_, {c}, {}, a, loc);
+}
+
+}  // namespace tile::detail
+
+// ---- tensor descriptors ---------------------------------------------------------------------
+
+namespace tile::detail {
+namespace {
+struct DescParts {
+  Value* base = nullptr;
+  std::vector<Value*> shape, strides;
+};
+
+Value* desc_int(const operand_data& o, const char* what, std::size_t axis, src_loc loc) {
+  Type i32{dtype::i32, false, {}};
+  Value* v = frontend::materialize(o, &i32, loc);
+  if (v->type.ptr || !v->type.is_scalar() || !v->type.is_int() || v->type.elem == dtype::i1)
+    Trace::current(loc).fail(std::string("tensor descriptor: ") + what + " of axis " + std::to_string(axis) +
+                                 " must be an integer scalar, got " + v->type.str(), loc);
+  return v;
+}
+
+DescParts desc_parts(const operand_data& base, std::span<const operand_data> shape, std::span<const operand_data> strides,
+                     std::span<const std::int64_t> block, src_loc loc) {
+  const std::size_t r = block.size();
+  if (r < 1 || r > 5)
+    Trace::current(loc).fail("tensor descriptor: the block must have 1 to 5 axes, got " + std::to_string(r), loc);
+  if (shape.size() != r || strides.size() != r)
+    Trace::current(loc).fail("tensor descriptor: " + std::to_string(shape.size()) + " extents and " + std::to_string(strides.size()) +
+                                 " strides for a block of " + std::to_string(r) + " axes (one of each per axis)", loc);
+  frontend::check_shape({block.begin(), block.end()}, loc, "tensor descriptor block");
+  DescParts p;
+  p.base = frontend::require_pointer(base, "tl::make_tensor_descriptor", loc);
+  if (!p.base->type.is_scalar())
+    Trace::current(loc).fail("tl::make_tensor_descriptor: the base must be one pointer, got " + p.base->type.str(), loc);
+  for (std::size_t d = 0; d < r; ++d) {
+    p.shape.push_back(desc_int(shape[d], "the extent", d, loc));
+    p.strides.push_back(desc_int(strides[d], "the stride", d, loc));
+  }
+  return p;
+}
+
+std::vector<Value*> desc_offsets(std::span<const operand_data> offsets, std::size_t r, const char* op, src_loc loc) {
+  if (offsets.size() != r)
+    Trace::current(loc).fail(std::string(op) + ": " + std::to_string(offsets.size()) + " offsets for a descriptor of " +
+                                 std::to_string(r) + " axes", loc);
+  std::vector<Value*> out;
+  for (std::size_t d = 0; d < r; ++d) out.push_back(desc_int(offsets[d], "the offset", d, loc));
+  return out;
+}
+}  // namespace
+
+void desc_check(const operand_data& base, std::span<const operand_data> shape, std::span<const operand_data> strides,
+                std::span<const std::int64_t> block, src_loc loc) {
+  (void)desc_parts(base, shape, strides, block, loc);
+}
+
+node* desc_load(const operand_data& base, std::span<const operand_data> shape, std::span<const operand_data> strides,
+                std::span<const operand_data> offsets, std::span<const std::int64_t> block, src_loc loc) {
+  DescParts p = desc_parts(base, shape, strides, block, loc);
+  std::vector<Value*> ops{p.base};
+  ops.insert(ops.end(), p.shape.begin(), p.shape.end());
+  ops.insert(ops.end(), p.strides.begin(), p.strides.end());
+  for (Value* o : desc_offsets(offsets, block.size(), "tensor_descriptor::load", loc)) ops.push_back(o);
+  ir::Attrs a;
+  a.ints.assign(block.begin(), block.end());
+  return create1(OpKind::desc_load, ops, Type{p.base->type.elem, false, a.ints}, loc, a);
+}
+
+void desc_store(const operand_data& base, std::span<const operand_data> shape, std::span<const operand_data> strides,
+                std::span<const operand_data> offsets, std::span<const std::int64_t> block, const operand_data& value,
+                src_loc loc) {
+  DescParts p = desc_parts(base, shape, strides, block, loc);
+  std::vector<Value*> offs = desc_offsets(offsets, block.size(), "tensor_descriptor::store", loc);
+  auto& b = Trace::current(loc).builder();
+  const transforms::DescriptorAccess acc = transforms::descriptor_access(b, p.base, p.shape, p.strides, offs, block, loc);
+  Value* v = stored_value(value, acc.pointers, "tensor_descriptor::store", loc);
+  ir::Attrs a;
+  a.ints = {1, 0, 0};
+  b.create(OpKind::store, {acc.pointers, v, acc.mask}, {}, a, loc);
 }
 
 }  // namespace tile::detail

@@ -351,6 +351,10 @@ class Printer {
           used_ints = 0;
         }
         break;
+      case OpKind::desc_load:
+        used_ints = a.ints.size();
+        t.named.push_back("block = " + int_list(a.ints));
+        break;
       case OpKind::store:
         if (take(3)) {
           choice(1, "cache", {"none", "ca", "cg", "cv"}, 0);

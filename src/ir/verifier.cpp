@@ -416,6 +416,22 @@ class Verifier {
         same(op, out(op), pointee(p), "the result must have the pointee type of the pointers' shape");
         break;
       }
+      case OpKind::desc_load: {
+        const std::size_t r = at.size();
+        if (r < 1 || r > 5) fail(op, "a descriptor load has 1 to 5 block extents, got " + std::to_string(r));
+        counts(op, 1 + 3 * r, 1);
+        const Type& p = in(op, 0);
+        if (!p.ptr || !p.is_scalar()) fail(op, "operand #0 must be a scalar pointer", p.str());
+        for (std::size_t i = 1; i <= 3 * r; ++i) {
+          const Type& t = in(op, i);
+          if (!t.is_scalar() || !t.is_int() || t.elem == dtype::i1)
+            fail(op, "shape, strides and offsets must be integer scalars, operand #" + std::to_string(i) + " is", t.str());
+        }
+        for (auto e : at)
+          if (e < 1) fail(op, "block extents must be positive, got " + std::to_string(e));
+        same(op, out(op), Type{p.elem, false, at}, "the result must be the block of the pointee type");
+        break;
+      }
       case OpKind::store: {
         ints(op, 3);
         flag(op, 0, "has_mask");

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include <llvm/IR/LLVMContext.h>
@@ -23,6 +24,8 @@
 #include "jit/ptxas.hpp"
 #include "layout/assign_layouts.hpp"
 #include "schedule/software_pipeline.hpp"
+#include "transforms/lower_descriptor_loads.hpp"
+#include "transforms/pipeline.hpp"
 #include "support/env.hpp"
 #include "targets/nvptx/nvptx_target.hpp"
 
@@ -92,44 +95,155 @@ cache_key key_for(const ir::Function& fn, const targets::nvptx::arch& a) {
   return key;
 }
 
-// disk format of a PTX entry: one header line, then the PTX
-std::string pack(const ptx_kernel& k) {
-  return "tile-ptx shared=" + std::to_string(k.shared_bytes) + " warps=" + std::to_string(k.num_warps) + "\n" + k.ptx;
+// disk format of a PTX entry: one header line, then the PTX. The header: "tile-ptx shared=N
+// warps=W" and, for TMA kernels, " tmaps=" + one "elem:base:rows:cols:stride:box_rows:box_cols:
+// swizzle" per map, ';'-separated, each source "aI" (argument I) or "cV" (constant V).
+std::string source_text(const drivers::tensor_map_spec::source& s) {
+  return s.arg >= 0 ? "a" + std::to_string(s.arg) : "c" + std::to_string(s.value);
+}
+std::string header(const ptx_kernel& k) {
+  std::string h = "tile-ptx shared=" + std::to_string(k.shared_bytes) + " warps=" + std::to_string(k.num_warps);
+  for (std::size_t i = 0; i < k.tensor_maps.size(); ++i) {
+    const auto& t = k.tensor_maps[i];
+    h += (i == 0 ? " tmaps=" : ";") + std::to_string(static_cast<int>(t.elem)) + ":" + source_text(t.base) + ":" +
+         source_text(t.rows) + ":" + source_text(t.cols) + ":" + source_text(t.row_stride) + ":" + std::to_string(t.box_rows) +
+         ":" + std::to_string(t.box_cols) + ":" + std::to_string(t.swizzle_bytes);
+  }
+  return h + "\n";
+}
+std::string pack(const ptx_kernel& k) { return header(k) + k.ptx; }
+bool parse_maps(std::string text, std::vector<drivers::tensor_map_spec>& out) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find(';', pos);
+    if (end == std::string::npos) end = text.size();
+    std::vector<std::string> f;
+    std::size_t p = pos;
+    while (p <= end) {
+      std::size_t c = text.find(':', p);
+      if (c == std::string::npos || c > end) c = end;
+      f.push_back(text.substr(p, c - p));
+      p = c + 1;
+    }
+    if (f.size() != 8) return false;
+    try {
+      auto src = [&](const std::string& x, drivers::tensor_map_spec::source& s) {
+        if (x.size() < 2 || (x[0] != 'a' && x[0] != 'c')) throw std::invalid_argument(x);
+        if (x[0] == 'a') s.arg = std::stoi(x.substr(1));
+        else s.value = std::stoll(x.substr(1));
+      };
+      drivers::tensor_map_spec t;
+      t.elem = static_cast<dtype>(std::stoi(f[0]));
+      src(f[1], t.base);
+      src(f[2], t.rows);
+      src(f[3], t.cols);
+      src(f[4], t.row_stride);
+      t.box_rows = static_cast<std::uint32_t>(std::stoul(f[5]));
+      t.box_cols = static_cast<std::uint32_t>(std::stoul(f[6]));
+      t.swizzle_bytes = static_cast<std::uint32_t>(std::stoul(f[7]));
+      out.push_back(t);
+    } catch (const std::exception&) {
+      return false;
+    }
+    pos = end + 1;
+  }
+  return true;
 }
 bool unpack(const std::string& s, ptx_kernel& k) {
   const auto nl = s.find('\n');
   if (nl == std::string::npos) return false;
   unsigned shared = 0;
   int warps = 0;
-  if (std::sscanf(s.substr(0, nl).c_str(), "tile-ptx shared=%u warps=%d", &shared, &warps) != 2) return false;
+  const std::string head = s.substr(0, nl);
+  if (std::sscanf(head.c_str(), "tile-ptx shared=%u warps=%d", &shared, &warps) != 2) return false;
+  k.tensor_maps.clear();
+  if (const auto t = head.find(" tmaps="); t != std::string::npos && !parse_maps(head.substr(t + 7), k.tensor_maps)) return false;
   k.shared_bytes = shared;
   k.num_warps = warps;
   k.ptx = s.substr(nl + 1);
   return true;
 }
 
-std::shared_ptr<const ptx_kernel> lower(const ir::Function& fn, const targets::nvptx::arch& a, const std::string& digest,
+/// `fn` with its descriptor loads rewritten into masked loads, except (`tma`) those the TMA may
+/// copy; null when `fn` has none.
+std::unique_ptr<ir::Function> lower_descriptors(const ir::Function& fn, bool tma) {
+  if (!transforms::has_descriptor_loads(fn)) return nullptr;
+  auto c = ir::clone(fn);
+  std::function<bool(const ir::Op&)> keep;
+  if (tma) keep = [&](const ir::Op& op) { return schedule::tma_candidate(*c, op, fn.num_warps); };
+  transforms::lower_descriptor_loads(*c, keep);
+  auto options = transforms::PassManager::Options::from_env();
+  options.dump_ir = false;
+  transforms::canonicalize(*c, options);
+  return c;
+}
+
+/// The host's description of tensor map `k` of `pipes` (what the launch encodes).
+drivers::tensor_map_spec tensor_map_of(const ir::Function& f, const schedule::PipelinePlan& pipes, std::size_t k) {
+  const ir::Op& l = *pipes.tensor_maps.at(k);
+  auto src = [&](const ir::Value* v) {
+    drivers::tensor_map_spec::source s;
+    if (v->owner == &f.body) s.arg = static_cast<int>(v->index);
+    else s.value = v->def->attrs.ints.at(0);
+    return s;
+  };
+  drivers::tensor_map_spec t;
+  t.elem = l.result()->type.elem;
+  t.base = src(l.operand(0));
+  t.rows = src(l.operand(1));
+  t.cols = src(l.operand(2));
+  t.row_stride = src(l.operand(3));
+  const std::int64_t es = static_cast<std::int64_t>(size_of(t.elem));
+  t.box_rows = static_cast<std::uint32_t>(l.attrs.ints[0]);
+  t.swizzle_bytes = static_cast<std::uint32_t>(std::min<std::int64_t>(128, l.attrs.ints[1] * es));
+  t.box_cols = t.swizzle_bytes / static_cast<std::uint32_t>(es);
+  return t;
+}
+
+std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targets::nvptx::arch& a, const std::string& digest,
                                         bool dumping, stage_timer& timer) {
   auto k = std::make_shared<ptx_kernel>();
-  k->entry = entry_name(fn.name);
-  k->kernel = fn.name;
+  k->entry = entry_name(original.name);
+  k->kernel = original.name;
   k->arch = a.name();
-  k->num_warps = fn.num_warps;
+  k->num_warps = original.num_warps;
   k->digest = digest;
-  analysis::AxisAnalysis axis(fn);
-  layout::LayoutPlan plan = layout::assign_layouts(fn, axis, fn.num_warps, {.mma = a.sm >= 80 ? 80 : 0, .wgmma = a.sm >= 90 && a.accel});
-  timer.lap("layouts");
   // shared memory a CTA may opt into: sm_90 228 KB, sm_80/sm_87 164 KB, other sm_8x 100 KB (1 KB
   // of each is the driver's)
   const std::uint64_t smem_limit = (a.sm >= 90 ? 227 : a.sm == 80 || a.sm == 87 ? 163 : 99) * 1024;
-  const schedule::PipelinePlan pipes =
-      a.sm >= 80 ? schedule::plan_pipelines(fn, plan, axis, fn.num_stages, smem_limit) : schedule::PipelinePlan{};
+  // descriptor loads: kept for the TMA where tma_candidate says so (sm_90a), the rest masked
+  // loads; should a loop that kept some not be pipelined, all become masked loads
+  const bool tma = a.sm >= 90 && a.accel;
+  std::unique_ptr<ir::Function> lowered = lower_descriptors(original, tma);
+  const ir::Function* f = lowered ? lowered.get() : &original;
+  std::optional<analysis::AxisAnalysis> axis_store;
+  std::optional<layout::LayoutPlan> plan_store;
+  schedule::PipelinePlan pipes;
+  for (int attempt = 0;; ++attempt) {
+    axis_store.emplace(*f);
+    plan_store = layout::assign_layouts(*f, *axis_store, f->num_warps, {.mma = a.sm >= 80 ? 80 : 0, .wgmma = a.sm >= 90 && a.accel});
+    pipes = a.sm >= 80 ? schedule::plan_pipelines(*f, *plan_store, *axis_store, f->num_stages, smem_limit) : schedule::PipelinePlan{};
+    std::size_t kept = 0;
+    ir::walk(const_cast<ir::Block&>(f->body), [&](const ir::Op& o) { kept += o.kind == ir::OpKind::desc_load; });
+    if (kept == pipes.tensor_maps.size() || attempt > 0) {
+      if (kept != pipes.tensor_maps.size())
+        throw tile::error("kernel '" + original.name + "': internal error: a descriptor load was left for the TMA outside a pipelined loop");
+      break;
+    }
+    lowered = lower_descriptors(original, false);
+    f = lowered.get();
+  }
+  const ir::Function& fn = *f;
+  const analysis::AxisAnalysis& axis = *axis_store;
+  const layout::LayoutPlan& plan = *plan_store;
+  timer.lap("layouts");
   timer.lap("pipelining");
+  for (std::size_t i = 0; i < pipes.tensor_maps.size(); ++i) k->tensor_maps.push_back(tensor_map_of(fn, pipes, i));
   if (env::enabled("TILE_DUMP_IR"))
     std::cerr << "// ----- layouts for " << a.name() << ", " << fn.num_warps << " warps (kernel " << fn.name << ") ----- //\n"
               << layout::print_plan(fn, plan, &axis) << schedule::print_pipelines(fn, pipes) << std::flush;
   llvm::LLVMContext ctx;
-  targets::nvptx::NvptxTarget target(a, fn.num_warps);
+  targets::nvptx::NvptxTarget target(a, fn.num_warps, static_cast<unsigned>(pipes.tensor_maps.size()));
   codegen::gpu::GpuLowering lowering(ctx, target, plan, axis);
   lowering.set_pipelines(&pipes);
   std::unique_ptr<llvm::Module> m = lowering.run(fn, k->entry);
@@ -226,6 +340,7 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
         src.fmt = drivers::cuda_module_source::format::cubin;
         src.image = hit->substr(nl + 1);
         src.shared_bytes = meta.shared_bytes;
+        src.tensor_maps = meta.tensor_maps;
         count(stat::disk_hit);
         return drv.load_module(src);
       }
@@ -233,6 +348,7 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
   }
   auto k = compile_ptx(*fn, a);
   src.shared_bytes = k->shared_bytes;
+  src.tensor_maps = k->tensor_maps;
   std::string cubin;
   float jit_ms = 0;
   // ptxas where the machine has one (TILE_PTXAS=0 turns it off): it compiles the kernel as a
@@ -264,7 +380,7 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
     trial.image = cubin;
     try {
       auto mod = drv.load_module(trial);
-      if (use_cache) disk()->store(key, "tile-ptx shared=" + std::to_string(k->shared_bytes) + " warps=" + std::to_string(k->num_warps) + "\n" + cubin, "cubin");
+      if (use_cache) disk()->store(key, header(*k) + cubin, "cubin");
       if (!dump_dir().empty()) dump_artifact(fn->name, k->digest, "cubin", cubin);
       mod->jit_ms = jit_ms;
       return mod;
@@ -279,7 +395,7 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
     }
   }
   if (!cubin.empty()) {
-    if (use_cache) disk()->store(key, "tile-ptx shared=" + std::to_string(k->shared_bytes) + " warps=" + std::to_string(k->num_warps) + "\n" + cubin, "cubin");
+    if (use_cache) disk()->store(key, header(*k) + cubin, "cubin");
     if (!dump_dir().empty()) dump_artifact(fn->name, k->digest, "cubin", cubin);
     src.fmt = drivers::cuda_module_source::format::cubin;
     src.image = std::move(cubin);

@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "drivers/cuda/cuda_driver.hpp"
 #include "drivers/driver.hpp"
 #include "ir/ir.hpp"
 #include "targets/nvptx/nvptx_arch.hpp"
@@ -29,6 +31,7 @@ struct ptx_kernel {
   int num_warps = 4;               // launch with 32 * num_warps threads per block
   std::uint32_t shared_bytes = 0;  // dynamic shared memory per block
   std::string digest;              // the compile cache key's digest (for artifact names)
+  std::vector<drivers::tensor_map_spec> tensor_maps;  // hidden parameters the launch encodes (TMA)
 };
 
 /// Compiles `fn` for `a` (through the caches; a dump or TILE_TIME_PASSES bypasses lookups).

@@ -15,6 +15,8 @@
 #include "targets/nvptx/nvptx_arch.hpp"
 #endif
 #include "runtime/device_impl.hpp"
+#include "transforms/lower_descriptor_loads.hpp"
+#include "transforms/pipeline.hpp"
 #include "support/env.hpp"
 
 namespace tile {
@@ -173,7 +175,16 @@ void* device::native_stream() const { return impl_->driver().native_stream(); }
 
 namespace detail {
 std::unique_ptr<drivers::module> device_impl::compile(std::shared_ptr<const ir::Function> fn) const {
-  auto m = compile_(fn);  // the backend's own errors first
+  // descriptor loads: the NVIDIA pipeline (cuda, null) decides which the TMA copies and rewrites
+  // the rest; every other backend runs them as the masked loads they mean
+  std::shared_ptr<const ir::Function> run = fn;
+  if (backend_ != "cuda" && backend_ != "null" && transforms::has_descriptor_loads(*fn)) {
+    auto c = ir::clone(*fn);
+    transforms::lower_descriptor_loads(*c);
+    transforms::canonicalize(*c, transforms::PassManager::Options::from_env());
+    run = std::move(c);
+  }
+  auto m = compile_(run);  // the backend's own errors first
 #ifdef TILE_HAVE_LLVM
   jit::ptxas_check(*fn);
 #else

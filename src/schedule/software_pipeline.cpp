@@ -5,6 +5,7 @@
 #include "schedule/software_pipeline.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 namespace tile::schedule {
@@ -113,7 +114,12 @@ struct Planner {
 
   /// A load a pipelined dot may read from the ring.
   bool ring_load(const ir::Op* l, const ir::Op& dot, const ir::Block& body) const {
-    if (!l || l->kind != OpKind::load || l->parent != &body) return false;
+    if (!l || l->parent != &body) return false;
+    if (l->kind == OpKind::desc_load) {  // kept for the TMA (tma_candidate said yes)
+      auto it = users.find(l->result());
+      return it != users.end() && it->second.size() == 1 && it->second[0] == &dot;
+    }
+    if (l->kind != OpKind::load) return false;
     const auto& a = l->attrs.ints;
     if (a.size() > 4 && a[4] != 0) return false;  // volatile
     if (a.at(1) != 0 && !is_zero(l->operand(2))) return false;
@@ -143,14 +149,28 @@ struct Planner {
         pld.cols = t.shape[1];
         pld.swizzled = true;  // 16-bit: read with ldmatrix (mma.sync) or through descriptors (wgmma)
         pld.ld = pld.swizzled ? pld.cols : pld.cols + 16 / pld.elem_bytes;
-        pld.run = copy_run(*l, pld.elem_bytes);
-        if (pld.run == 0) return std::nullopt;
+        if (l->kind == OpKind::desc_load) {
+          pld.tma = true;
+          pld.box_cols = std::min<std::int64_t>(128, pld.cols * pld.elem_bytes) / pld.elem_bytes;
+        } else {
+          pld.run = copy_run(*l, pld.elem_bytes);
+          if (pld.run == 0) return std::nullopt;
+        }
         idx[static_cast<std::size_t>(k)] = static_cast<int>(pl.loads.size());
         pl.loads.push_back(pld);
       }
       pl.dots[o.get()] = idx;
     }
     if (pl.loads.empty()) return std::nullopt;
+    // one kind of copy a ring: all TMA (wgmma dots only) or all cp.async
+    pl.tma = pl.loads.front().tma;
+    for (const auto& l : pl.loads)
+      if (l.tma != pl.tma) return std::nullopt;
+    if (pl.tma)
+      for (const auto& [d, idx] : pl.dots) {
+        (void)idx;
+        if (!plan.wgmma.count(d)) return std::nullopt;
+      }
 
     // the ahead slice: the loads' operands, back through the body to its arguments
     const ir::Op* yield = body.terminator();
@@ -258,7 +278,10 @@ struct Planner {
       pl.async_wgmma = pl.async_wgmma && ok;
     }
     pl.stages = std::max(2, num_stages);
-    auto ring = [&] { return static_cast<std::uint64_t>(pl.stages + (pl.async_wgmma ? 1 : 0)) * pl.stage_bytes; };
+    auto ring = [&] {
+      const auto n = static_cast<std::uint64_t>(pl.stages + (pl.async_wgmma ? 1 : 0));
+      return n * pl.stage_bytes + (pl.tma ? 8 * n : 0);  // the TMA's mbarriers after the buffers
+    };
     while (pl.stages > 2 && ring() > smem_limit) --pl.stages;
     if (ring() > smem_limit) return std::nullopt;
     pl.buffers = pl.stages + (pl.async_wgmma ? 1 : 0);
@@ -276,9 +299,82 @@ PipelinePlan plan_pipelines(const ir::Function& f, const layout::LayoutPlan& pla
   Planner pl{plan, axis, users, num_stages, smem_limit};
   ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
     if (o.kind != OpKind::for_) return;
-    if (auto l = pl.loop(o)) p.loops.emplace(&o, std::move(*l));
+    if (auto l = pl.loop(o)) {
+      for (auto& ld : l->loads)
+        if (ld.tma) {
+          ld.tma_map = static_cast<int>(p.tensor_maps.size());
+          p.tensor_maps.push_back(ld.load);
+        }
+      p.loops.emplace(&o, std::move(*l));
+    }
   });
   return p;
+}
+
+namespace {
+bool launch_known(const ir::Function& f, const ir::Value* v) {
+  return v->owner == &f.body || (v->def && v->def->kind == OpKind::constant && !v->def->attrs.ints.empty());
+}
+std::optional<std::int64_t> constant_int(const ir::Value* v) {
+  if (v->def && v->def->kind == OpKind::constant && !v->def->attrs.ints.empty()) return v->def->attrs.ints[0];
+  return std::nullopt;
+}
+}  // namespace
+
+namespace {
+/// tma_candidate's conditions on one operand (and the dot's shape); `other`: the dot's other
+/// operand's descriptor load.
+bool tma_operand(const ir::Function& f, const ir::Op& l, int num_warps, const ir::Op** other_load) {
+  if (l.kind != OpKind::desc_load || l.attrs.ints.size() != 2) return false;
+  const ir::Type& t = l.result()->type;
+  if (t.elem != dtype::f16 && t.elem != dtype::bf16) return false;
+  const ir::Block* body = l.parent;
+  if (!body || !body->parent || body->parent->kind != OpKind::for_) return false;
+  // its only user: a wgmma-eligible dot of the same body, whose other operand is another
+  // descriptor load of that body
+  std::vector<const ir::Op*> users;
+  ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
+    for (const ir::Value* v : o.operands)
+      if (v == l.result()) users.push_back(&o);
+  });
+  if (users.size() != 1) return false;
+  const ir::Op* dot = users[0];
+  if (dot->kind != OpKind::dot || dot->parent != body || !layout::wgmma_eligible(*dot, num_warps)) return false;
+  if (dot->operand(2) == l.result()) return false;
+  const ir::Value* other = dot->operand(dot->operand(0) == l.result() ? 1 : 0);
+  if (!other->def || other->def == &l || other->def->kind != OpKind::desc_load || other->def->parent != body) return false;
+  *other_load = other->def;
+  // what the launch encodes: base, extents, strides
+  for (unsigned k = 0; k < 5; ++k)
+    if (!launch_known(f, l.operand(k))) return false;
+  const std::int64_t es = static_cast<std::int64_t>(size_of(t.elem));
+  const ir::Value* base = l.operand(0);
+  if (base->owner != &f.body || f.arg_info.at(base->index).divisibility % 16 != 0) return false;
+  for (unsigned k = 1; k <= 2; ++k) {  // extents: positive constants, or arguments
+    auto c = constant_int(l.operand(k));
+    if (c && *c <= 0) return false;
+  }
+  if (constant_int(l.operand(4)) != std::optional<std::int64_t>(1)) return false;  // the last stride
+  const ir::Value* row_stride = l.operand(3);
+  if (auto c = constant_int(row_stride)) {
+    if (*c <= 0 || (*c * es) % 16 != 0) return false;
+  } else {
+    const ir::ArgInfo& ai = f.arg_info.at(row_stride->index);
+    if (!ai.nonneg || (ai.divisibility * es) % 16 != 0) return false;
+  }
+  for (unsigned k = 5; k < 7; ++k)
+    if (l.operand(k)->type.elem != dtype::i32) return false;
+  // the box: at most 256 rows; rows of 32, 64 or a multiple of 128 bytes (one swizzle span a box)
+  const std::int64_t rows = l.attrs.ints[0], row_bytes = l.attrs.ints[1] * es;
+  if (rows > 256 || rows % 8 != 0) return false;
+  return row_bytes == 32 || row_bytes == 64 || (row_bytes % 128 == 0 && row_bytes / 128 <= 8);
+}
+}  // namespace
+
+bool tma_candidate(const ir::Function& f, const ir::Op& l, int num_warps) {
+  const ir::Op* other = nullptr;
+  const ir::Op* back = nullptr;
+  return tma_operand(f, l, num_warps, &other) && tma_operand(f, *other, num_warps, &back) && back == &l;
 }
 
 std::string print_pipelines(const ir::Function& f, const PipelinePlan& p) {
@@ -291,9 +387,16 @@ std::string print_pipelines(const ir::Function& f, const PipelinePlan& p) {
     if (it == p.loops.end()) return;
     const PipelinedLoop& l = it->second;
     os << "for #" << n << " (" << o.loc.file << ":" << o.loc.line << "): pipelined, " << l.stages << " stages ("
-       << l.buffers << " buffers" << (l.async_wgmma ? ", wgmma left in flight" : "") << "), " << l.loads.size() << " loads copied ahead (cp.async runs of";
-    for (const auto& ld : l.loads) os << " " << ld.run;
-    os << " elements), " << l.stage_bytes << " bytes a stage, " << l.ahead.size() << " ops computed ahead\n";
+       << l.buffers << " buffers" << (l.async_wgmma ? ", wgmma left in flight" : "") << "), " << l.loads.size() << " loads copied ahead (";
+    if (l.tma) {
+      os << "TMA boxes of";
+      for (const auto& ld : l.loads) os << " " << ld.rows << "x" << ld.box_cols << " (tensor map " << ld.tma_map << ")";
+    } else {
+      os << "cp.async runs of";
+      for (const auto& ld : l.loads) os << " " << ld.run;
+      os << " elements";
+    }
+    os << "), " << l.stage_bytes << " bytes a stage, " << l.ahead.size() << " ops computed ahead\n";
   });
   return os.str();
 }

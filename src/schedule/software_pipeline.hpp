@@ -14,6 +14,12 @@
 //     advances are used by nothing else and not after the loop (they run ahead of the loop);
 //   - nothing in the body writes global memory (a copy issued early must not pass a store);
 //   - the ring fits the target's shared memory (fewer stages are tried down to 2).
+// On sm_90a, a loop whose wgmma dots read descriptor loads (tl::tensor_descriptor, `desc_load`)
+// fills the ring with the Tensor Memory Accelerator instead: one thread issues one
+// cp.async.bulk.tensor per 128-byte-wide box of each tile, completing on the buffer's mbarrier
+// (expect_tx), and the loop waits on that barrier's phase. The compile pipeline keeps only the
+// descriptor loads tma_candidate accepts (the others become masked loads, as everywhere else)
+// and compiles again without TMA should a loop that kept them not be pipelined.
 // Everything else in the body (the dot itself, epilogue math) runs in iteration order.
 #pragma once
 
@@ -39,6 +45,12 @@ struct PipelinedLoad {
   int run = 0;
   /// A swizzled tile (no padding, 1024-byte aligned); false: rows padded by 16 bytes (`ld`).
   bool swizzled = false;
+  /// A descriptor load copied by the TMA: the kernel's hidden tensor map `tma_map`, boxes of
+  /// rows x box_cols elements (box_cols · elem_bytes = the swizzle span, at most 128 bytes),
+  /// cols / box_cols of them side by side (each a column block of the swizzled tile).
+  bool tma = false;
+  int tma_map = -1;
+  std::int64_t box_cols = 0;
 };
 
 struct PipelinedLoop {
@@ -49,6 +61,9 @@ struct PipelinedLoop {
   /// is left running while iteration i + 1 starts (wgmma.wait_group 1), so the ring has one
   /// more buffer for the tiles it still reads.
   bool async_wgmma = false;
+  /// The ring is filled by the TMA (every load is a descriptor load): one mbarrier per buffer,
+  /// 8 bytes each, after the buffers (ring start + buffers · stage_bytes).
+  bool tma = false;
   std::vector<PipelinedLoad> loads;
   /// The dots fed from the ring: their (A, B) loads' indices into `loads`.
   std::unordered_map<const ir::Op*, std::array<int, 2>> dots;
@@ -66,7 +81,18 @@ struct PipelinedLoop {
 
 struct PipelinePlan {
   std::unordered_map<const ir::Op*, PipelinedLoop> loops;  // by for op
+  /// The descriptor loads the TMA copies, in the order of the kernel's hidden tensor-map
+  /// parameters (PipelinedLoad::tma_map).
+  std::vector<const ir::Op*> tensor_maps;
 };
+
+/// Whether the NVIDIA pipeline on sm_90a may keep `desc_load` for the TMA: rank 2, f16/bf16, in
+/// a `for` body, read only by a wgmma-eligible dot whose other operand is another such load;
+/// base, extents and strides kernel arguments or constants (the launch encodes the tensor map
+/// from them), the last stride 1, the base 16-byte aligned and the row stride a non-negative
+/// multiple of 16 bytes (the launch's specialization), 32-bit offsets, at most 256 rows and a
+/// row of 32, 64 or a multiple of 128 bytes (the swizzle spans).
+bool tma_candidate(const ir::Function& f, const ir::Op& desc_load, int num_warps);
 
 /// The loops of `f` to pipeline with up to `num_stages` stages (none below 2) on a target with
 /// `smem_limit` bytes of shared memory per CTA.

@@ -24,6 +24,9 @@ using tile::drivers::cuda_api;
 #define CHECK_FN(name, params) static_assert(abi(&::name, decltype(cuda_api::name){}), #name " differs from cuda.h");
 TILE_CUDA_API_FUNCTIONS(CHECK_FN)
 
+static_assert(abi(&::cuTensorMapEncodeTiled, decltype(cuda_api::cuTensorMapEncodeTiled){}), "cuTensorMapEncodeTiled differs from cuda.h");
+static_assert(sizeof(::CUtensorMap) == sizeof(tile::drivers::cu::CUtensorMap) && alignof(::CUtensorMap) <= alignof(tile::drivers::cu::CUtensorMap));
+
 // Pointee sizes of pointer parameters that matter: CUdeviceptr*, size_t*, CUjit_option*.
 static_assert(sizeof(::CUdeviceptr) == sizeof(tile::drivers::cu::CUdeviceptr));
 static_assert(sizeof(::CUjit_option) == sizeof(tile::drivers::cu::CUjit_option));
@@ -56,5 +59,8 @@ V(CU_JIT_GENERATE_DEBUG_INFO) V(CU_JIT_LOG_VERBOSE) V(CU_JIT_GENERATE_LINE_INFO)
 V(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) V(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) V(CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES)
 V(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES) V(CU_FUNC_ATTRIBUTE_NUM_REGS) V(CU_FUNC_ATTRIBUTE_PTX_VERSION)
 V(CU_FUNC_ATTRIBUTE_BINARY_VERSION) V(CU_FUNC_ATTRIBUTE_CACHE_MODE_CA) V(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+V(CU_TENSOR_MAP_DATA_TYPE_FLOAT16) V(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16) V(CU_TENSOR_MAP_INTERLEAVE_NONE)
+V(CU_TENSOR_MAP_SWIZZLE_NONE) V(CU_TENSOR_MAP_SWIZZLE_32B) V(CU_TENSOR_MAP_SWIZZLE_64B) V(CU_TENSOR_MAP_SWIZZLE_128B)
+V(CU_TENSOR_MAP_L2_PROMOTION_NONE) V(CU_TENSOR_MAP_L2_PROMOTION_L2_256B) V(CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
 V(CU_STREAM_DEFAULT) V(CU_STREAM_NON_BLOCKING) V(CU_EVENT_DEFAULT) V(CU_EVENT_BLOCKING_SYNC) V(CU_EVENT_DISABLE_TIMING)
 int main() { return 0; }

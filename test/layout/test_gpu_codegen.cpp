@@ -454,6 +454,61 @@ TEST_CASE("dot K loop: software-pipelined (num_stages) — operands copied ahead
 }
 
 namespace {
+// A [M, K] @ B [K, N] through tensor descriptors, one program, K steps of BK
+auto mm_desc = tile::kernel("mm_desc", [](tl::ptr<tile::half> a, tl::ptr<tile::half> b, tl::ptr<float> c, tl::i32 M,
+                                          tl::i32 N, tl::i32 K, tl::constexpr_<"BM"> BM, tl::constexpr_<"BN"> BN,
+                                          tl::constexpr_<"BK"> BK) {
+  auto ad = tl::make_tensor_descriptor(a, {M, K}, {K, 1}, {BM, BK});
+  auto bd = tl::make_tensor_descriptor(b, {K, N}, {N, 1}, {BK, BN});
+  auto acc = tl::zeros<float>({BM, BN});
+  tl::for_range(0, tl::cdiv(K, BK), [&](tl::tensor k) { acc = tl::dot(ad.load({0, k * BK}), bd.load({k * BK, 0}), acc); });
+  tl::make_tensor_descriptor(c, {M, N}, {N, 1}, {BM, BN}).store({0, 0}, acc);
+});
+}  // namespace
+
+TEST_CASE("tensor descriptors in a dot K loop: TMA copies completing on mbarriers on sm_90a, cp.async on sm_80") {
+  auto dev = tile::device::get("null");
+  auto a = dev.alloc<tile::half>(128 * 256), b = dev.alloc<tile::half>(256 * 256);
+  auto c = dev.alloc<float>(128 * 256);
+  {
+    setenv("TILE_TARGET", "sm_90a", 1);
+    dump_dir d;
+    // B 64 x 256: four boxes of 64 x 64 (128-byte rows, 128-byte swizzle) a stage; A one 128 x 64
+    mm_desc[{1}](a, b, c, 128, 256, 256, "BM"_c = 128, "BN"_c = 256, "BK"_c = 64, "num_warps"_c = 8, "num_stages"_c = 3);
+    const std::string ptx = d.read("mm_desc", "ptx");
+    const std::string plan = d.read("mm_desc", "layouts");
+    INFO(plan);
+    CHECK(plan.find("pipelined, 3 stages (4 buffers, wgmma left in flight), 2 loads copied ahead (TMA boxes of 128x64 "
+                    "(tensor map 0) 64x64 (tensor map 1))") != std::string::npos);
+    // two hidden 128-byte parameters, read in place
+    CHECK(count(ptx, ".param .align 64 .b8 tile_mm_desc_param_6[128]") == 1);
+    CHECK(count(ptx, ".param .align 64 .b8 tile_mm_desc_param_7[128]") == 1);
+    CHECK(count(ptx, "cvta.param.u64") == 2);
+    // one barrier a buffer, initialized and retired once; (1 + 4) boxes for each of the 2
+    // prologue iterations and the loop's; one expect_tx each; one wait in the loop
+    CHECK(count(ptx, "mbarrier.init.shared::cta.b64") == 4);
+    CHECK(count(ptx, "mbarrier.inval.shared::cta.b64") == 4);
+    CHECK(count(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") == 5 * 3);
+    CHECK(count(ptx, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r") == 3);
+    CHECK(count(ptx, ", 49152;") == 3);  // 128 x 64 + 64 x 256 halves
+    CHECK(count(ptx, "mbarrier.try_wait.parity.shared::cta.b64") == 1);
+    CHECK(count(ptx, "cp.async.cg") == 0);
+    CHECK(count(ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16") == 4);
+    CHECK(count(ptx, "ld.local") + count(ptx, "st.local") == 0);
+  }
+  {
+    setenv("TILE_TARGET", "sm_80", 1);
+    dump_dir d;
+    mm_desc[{1}](a, b, c, 128, 256, 256, "BM"_c = 128, "BN"_c = 128, "BK"_c = 32, "num_warps"_c = 4, "num_stages"_c = 3);
+    const std::string ptx = d.read("mm_desc", "ptx");
+    CHECK(count(ptx, "cp.async.bulk") == 0);
+    CHECK(count(ptx, "mbarrier") == 0);
+    CHECK(count(ptx, "cp.async.cg.shared.global") > 0);  // the masked loads, pipelined as always
+  }
+  unsetenv("TILE_TARGET");
+}
+
+namespace {
 template <class In, class Out>
 auto mm_typed = tile::kernel("mm_typed", [](tl::ptr<In> a, tl::ptr<In> b, tl::ptr<Out> c, tl::constexpr_<"PREC"> PREC) {
   using tl::_;

@@ -164,6 +164,8 @@ void GpuLowering::lower_op(const ir::Op& op) {
     case OpKind::store:
     case OpKind::atomic_rmw:
     case OpKind::atomic_cas: lower_memory(op); return;
+    case OpKind::desc_load:  // the compile pipeline keeps only those a TMA ring copies
+      unsupported(op, "internal error: a descriptor load outside a loop pipelined with the TMA");
     case OpKind::reduce: lower_reduce(op); return;
     case OpKind::scan: lower_scan(op); return;
     case OpKind::dot: lower_dot(op); return;

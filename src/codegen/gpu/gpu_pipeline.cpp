@@ -15,6 +15,14 @@
 //              buffer i % buffers (wgmma: waiting for iteration i - 1's only)
 //   exit       wait for every group (copies past the end still write zeros), barrier
 // Other shared-memory uses inside the body stay above the ring (smem_floor_).
+//
+// With the TMA (pl.tma, sm_90a, descriptor loads), one thread issues each iteration's copies —
+// mbarrier.arrive.expect_tx on the buffer's barrier, then one cp.async.bulk.tensor per box — and
+// iteration i waits on barrier i % buffers for phase parity (i / buffers) % 2 instead of
+// cp.async.wait_group; the barriers are initialized before the prologue and retired after the
+// loop. Iterations past the end issue nothing.
+#include <functional>
+
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/gpu/gpu_lowering.hpp"
@@ -64,12 +72,35 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     return {B.CreateIntCast(w, iv->getType(), sg), valid};
   };
 
-  // the ring sits above whatever floor an enclosing pipelined loop set
+  // the ring sits above whatever floor an enclosing pipelined loop set; the TMA's mbarriers
+  // (one per buffer) after it
   const std::uint64_t ring_base = smem_floor_;
-  const std::uint64_t ring_bytes = static_cast<std::uint64_t>(pl.buffers) * pl.stage_bytes;
+  const std::uint64_t bars_at = ring_base + static_cast<std::uint64_t>(pl.buffers) * pl.stage_bytes;
+  const std::uint64_t ring_bytes = bars_at - ring_base + (pl.tma ? 8 * static_cast<std::uint64_t>(pl.buffers) : 0);
   smem_bytes_ = std::max(smem_bytes_, ring_base + ring_bytes);
   barrier_before_write();  // earlier users of these bytes are done
   for (const auto& l : pl.loads) barrier_before_global_read(l.load->operand(0));
+  auto bar = [&](llvm::Value* slot) {
+    return smem_abs(B.CreateAdd(B.getInt64(bars_at), B.CreateMul(B.CreateZExt(slot, i64), B.getInt64(8))));
+  };
+  // code that runs where `cond` holds (one thread issuing the TMA's copies)
+  auto only_if = [&](llvm::Value* cond, const std::function<void()>& body_fn) {
+    auto* then = llvm::BasicBlock::Create(ctx, "tma.issue", S.fn);
+    auto* done = llvm::BasicBlock::Create(ctx, "tma.done", S.fn);
+    B.CreateCondBr(cond, then, done);
+    B.SetInsertPoint(then);
+    body_fn();
+    B.CreateBr(done);
+    B.SetInsertPoint(done);
+  };
+  llvm::Value* thread0 = pl.tma ? B.CreateICmpEQ(target.thread_id(S), B.getInt32(0)) : nullptr;
+  if (pl.tma) {
+    only_if(thread0, [&] {
+      for (int k = 0; k < pl.buffers; ++k) target.mbarrier_init(S, bar(B.getInt32(static_cast<std::uint32_t>(k))), 1);
+      target.mbarrier_init_fence(S);
+    });
+    barrier();
+  }
 
   // the ahead slice for iteration (ivv, valid) with `carried`'s ahead values; its copies into
   // buffer `slot`, committed as one group; `carried`'s ahead values advanced one iteration
@@ -84,7 +115,32 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     for (const auto& o : body.ops)
       if (pl.ahead.count(o.get())) lower_op(*o);
     llvm::Value* stage_off = B.CreateAdd(B.getInt64(ring_base), B.CreateMul(B.CreateZExt(slot, i64), B.getInt64(pl.stage_bytes)));
+    if (pl.tma) {
+      // one thread: expect the stage's bytes on its barrier, then one copy per box (an
+      // iteration past the end copies nothing: nobody waits for it)
+      std::uint32_t bytes = 0;
+      for (const auto& l : pl.loads) bytes += static_cast<std::uint32_t>(l.rows * l.cols * l.elem_bytes);
+      std::vector<std::pair<llvm::Value*, llvm::Value*>> at;  // (inner, outer) coordinates per load
+      for (const auto& l : pl.loads) {
+        const unsigned r = static_cast<unsigned>(l.load->attrs.ints.size());
+        at.emplace_back(operand(*l.load, 1 + 2 * r + 1).regs[0], operand(*l.load, 1 + 2 * r).regs[0]);
+      }
+      only_if(B.CreateAnd(valid, thread0), [&] {
+        llvm::Value* b_slot = bar(slot);
+        target.mbarrier_arrive_expect_tx(S, b_slot, bytes);
+        for (std::size_t n = 0; n < pl.loads.size(); ++n) {
+          const auto& l = pl.loads[n];
+          const std::int64_t span = l.box_cols * l.elem_bytes;  // a box's row: one column block of the tile
+          for (std::int64_t c = 0; c < l.cols / l.box_cols; ++c) {
+            llvm::Value* dst = smem_abs(B.CreateAdd(stage_off, B.getInt64(l.offset + static_cast<std::uint64_t>(c * l.rows * span))));
+            llvm::Value* x = B.CreateAdd(at[n].first, B.getInt32(static_cast<std::uint32_t>(c * l.box_cols)));
+            target.tma_load_2d(S, dst, target.tensor_map(S, static_cast<unsigned>(l.tma_map)), x, at[n].second, b_slot);
+          }
+        }
+      });
+    }
     for (const auto& l : pl.loads) {
+      if (l.tma) continue;
       const DV ptr = operand(*l.load, 0);
       std::optional<DV> mask;
       if (l.load->attrs.ints.at(0) != 0) mask = operand(*l.load, 1);
@@ -105,7 +161,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
         target.cp_async(S, smem_abs(off), ptr.regs[r0], static_cast<int>(l.run * l.elem_bytes), src_ok, writer);
       }
     }
-    target.cp_async_commit(S);
+    if (!pl.tma) target.cp_async_commit(S);
     for (std::size_t k = 0; k < nc; ++k)
       if (pl.ahead_arg[k]) carried[k] = fit(get(yield->operand(static_cast<unsigned>(k))), k);
     smem_floor_ = floor;
@@ -127,6 +183,9 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   iv->addIncoming(lo, pre);
   llvm::PHINode* slot = B.CreatePHI(B.getInt32Ty(), 2, "ring.slot");
   slot->addIncoming(B.getInt32(0), pre);
+  // the parity of the phase of slot's barrier that iteration i waits for: (i / buffers) % 2
+  llvm::PHINode* phase = B.CreatePHI(B.getInt32Ty(), 2, "ring.phase");
+  phase->addIncoming(B.getInt32(0), pre);
   std::vector<std::vector<llvm::PHINode*>> phis(nc);
   std::vector<DV> now(nc);
   for (std::size_t k = 0; k < nc; ++k) {
@@ -138,10 +197,14 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
       now[k].regs.push_back(p);
     }
   }
-  target.cp_async_wait(S, pl.stages - 2);
-  bool any_wgmma = false;
-  for (const auto& [d, idx] : pl.dots) any_wgmma |= plan.wgmma.count(d) != 0;
-  if (any_wgmma) target.fence_async_shared(S);  // the copies are read by wgmma (the async proxy)
+  if (pl.tma) {
+    target.mbarrier_wait(S, bar(slot), phase);  // the TMA's copies land in the async proxy wgmma reads
+  } else {
+    target.cp_async_wait(S, pl.stages - 2);
+    bool any_wgmma = false;
+    for (const auto& [d, idx] : pl.dots) any_wgmma |= plan.wgmma.count(d) != 0;
+    if (any_wgmma) target.fence_async_shared(S);  // the copies are read by wgmma (the async proxy)
+  }
   barrier();
   // the buffer of iteration i + stages - 1: with wgmma left in flight, iteration i - 1's buffer
   // is still being read (the ring has one more)
@@ -191,10 +254,13 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
 
   auto [next, more] = for_next(iv, step, hi, sg);
   llvm::Value* slot1 = B.CreateAdd(slot, B.getInt32(1));
-  slot1 = B.CreateSelect(B.CreateICmpEQ(slot1, B.getInt32(R)), B.getInt32(0), slot1);
+  llvm::Value* wrap = B.CreateICmpEQ(slot1, B.getInt32(R));
+  slot1 = B.CreateSelect(wrap, B.getInt32(0), slot1);
+  llvm::Value* phase1 = B.CreateXor(phase, B.CreateZExt(wrap, B.getInt32Ty()));
   llvm::BasicBlock* latch = B.GetInsertBlock();
   iv->addIncoming(next, latch);
   slot->addIncoming(slot1, latch);
+  phase->addIncoming(phase1, latch);
   for (std::size_t k = 0; k < nc; ++k)
     for (std::size_t r = 0; r < phis[k].size(); ++r) phis[k][r]->addIncoming(y[k].regs.at(r), latch);
   B.CreateCondBr(more, loop, exit);
@@ -225,8 +291,16 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
         set(op.result(static_cast<unsigned>(k)), std::move(res));
       }
   // copies past the loop's end are still in flight (zero-fills): drain them before the bytes
-  // are anyone else's
-  target.cp_async_wait(S, 0);
+  // are anyone else's. The TMA issued none past the end, and every other was waited for: the
+  // barriers are retired before their bytes are reused.
+  if (pl.tma) {
+    barrier();
+    only_if(thread0, [&] {
+      for (int k = 0; k < pl.buffers; ++k) target.mbarrier_inval(S, bar(B.getInt32(static_cast<std::uint32_t>(k))));
+    });
+  } else {
+    target.cp_async_wait(S, 0);
+  }
   barrier();
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,28 @@ class GpuTargetHooks : public TargetHooks {
   /// Waits until at most `pending` wgmma groups are in flight; `acc` pass through (the wait is
   /// where their values become usable).
   virtual std::vector<llvm::Value*> wgmma_wait(Lowering& L, int pending, const std::vector<llvm::Value*>& acc) const = 0;
+  // ---- the Tensor Memory Accelerator and mbarriers (sm_90) ----
+  /// The kernel's hidden tensor-map parameter `k` (a CUtensorMap the launch encodes, after the
+  /// runtime arguments): a generic pointer to its 128 bytes.
+  virtual llvm::Value* tensor_map(Lowering& L, unsigned k) const = 0;
+  /// mbarrier.init of the shared-memory barrier at `bar` for `count` arrivals (one thread).
+  virtual void mbarrier_init(Lowering& L, llvm::Value* bar, int count) const = 0;
+  /// Makes barriers the calling thread initialized visible to the other threads and to the
+  /// async proxy (fence.mbarrier_init and fence.proxy.async); a CTA barrier must follow.
+  virtual void mbarrier_init_fence(Lowering& L) const = 0;
+  /// mbarrier.inval (one thread, every wait done): the barrier's bytes may be reused.
+  virtual void mbarrier_inval(Lowering& L, llvm::Value* bar) const = 0;
+  /// The calling thread arrives on `bar` expecting `bytes` more transaction bytes (the copies
+  /// it issues next).
+  virtual void mbarrier_arrive_expect_tx(Lowering& L, llvm::Value* bar, std::uint32_t bytes) const = 0;
+  /// Waits (every calling thread) until the phase of `bar` with parity `parity` (i32 0/1) has
+  /// completed.
+  virtual void mbarrier_wait(Lowering& L, llvm::Value* bar, llvm::Value* parity) const = 0;
+  /// A 2-D TMA copy (cp.async.bulk.tensor.2d … tile) of the box at element coordinates (x
+  /// inner, y outer; i32, zero-filled outside the tensor) of tensor map `map` into shared `dst`,
+  /// completing its bytes on `bar`.
+  virtual void tma_load_2d(Lowering& L, llvm::Value* dst, llvm::Value* map, llvm::Value* x, llvm::Value* y,
+                           llvm::Value* bar) const = 0;
   /// Lowering's scratch memory is per thread on a GPU: local memory (an alloca).
   llvm::Value* scratch_base(Lowering&, Builder&) const override { return nullptr; }
 };

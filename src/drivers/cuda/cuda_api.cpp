@@ -83,6 +83,9 @@ std::unique_ptr<cuda_api> cuda_api::load(const char* library, std::string& why_n
 #define TILE_CUDA_API_RESOLVE(name, params) resolve(#name, api->name);
   TILE_CUDA_API_FUNCTIONS(TILE_CUDA_API_RESOLVE)
 #undef TILE_CUDA_API_RESOLVE
+  // optional: a driver without it runs everything but TMA kernels (their launch says why)
+  if (void* p = dlsym(handle, "cuTensorMapEncodeTiled"))
+    api->cuTensorMapEncodeTiled = reinterpret_cast<decltype(api->cuTensorMapEncodeTiled)>(p);
   if (!missing.empty()) {
     why_not = std::string(library) + " is not a usable CUDA driver (too old?): missing " + missing;
     dlclose(handle);

@@ -155,6 +155,24 @@ inline constexpr unsigned CU_EVENT_DEFAULT = 0x0;
 inline constexpr unsigned CU_EVENT_BLOCKING_SYNC = 0x1;
 inline constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
 
+// Tensor maps (cuTensorMapEncodeTiled, CUDA 12.0+): an opaque 128-byte, 64-byte aligned object
+// (cuda.h aligns it to 128) and the enums tile passes.
+struct alignas(128) CUtensorMap {
+  unsigned long long opaque[16];
+};
+enum CUtensorMapDataType : int { CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9 };
+enum CUtensorMapInterleave : int { CU_TENSOR_MAP_INTERLEAVE_NONE = 0 };
+enum CUtensorMapSwizzle : int {
+  CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+  CU_TENSOR_MAP_SWIZZLE_32B = 1,
+  CU_TENSOR_MAP_SWIZZLE_64B = 2,
+  CU_TENSOR_MAP_SWIZZLE_128B = 3,
+};
+enum CUtensorMapL2promotion : int { CU_TENSOR_MAP_L2_PROMOTION_NONE = 0, CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3 };
+enum CUtensorMapFloatOOBfill : int { CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0 };  // zeros
+using cuuint32_t = unsigned;
+using cuuint64_t = unsigned long long;
+
 /// Dynamic shared memory a kernel may use without opting in (cuFuncSetAttribute).
 inline constexpr unsigned kDefaultMaxDynamicShared = 48 * 1024;
 }  // namespace cu
@@ -219,6 +237,13 @@ struct cuda_api {
 #define TILE_CUDA_API_MEMBER(name, params) cu::CUresult (*name) params = nullptr;
   TILE_CUDA_API_FUNCTIONS(TILE_CUDA_API_MEMBER)
 #undef TILE_CUDA_API_MEMBER
+
+  /// Optional (CUDA 12.0+; null where the driver lacks it): the TMA's tensor maps.
+  cu::CUresult (*cuTensorMapEncodeTiled)(cu::CUtensorMap* map, cu::CUtensorMapDataType type, cu::cuuint32_t rank,
+                                         void* address, const cu::cuuint64_t* dims, const cu::cuuint64_t* strides,
+                                         const cu::cuuint32_t* box, const cu::cuuint32_t* element_strides,
+                                         cu::CUtensorMapInterleave interleave, cu::CUtensorMapSwizzle swizzle,
+                                         cu::CUtensorMapL2promotion l2, cu::CUtensorMapFloatOOBfill oob) = nullptr;
 
   void* library = nullptr;  // the dlopen handle (never closed: libcuda does not like unloading)
   int driver_version = 0;   // cuDriverGetVersion: 13000 for CUDA 13.0

@@ -193,6 +193,7 @@ std::unique_ptr<cuda_module> cuda_driver::load_module(const cuda_module_source& 
   mod->entry = src.entry;
   mod->num_warps = src.num_warps;
   mod->shared_bytes = src.shared_bytes;
+  mod->tensor_maps = src.tensor_maps;
 
   std::string info_log(kLogBytes, '\0'), error_log(kLogBytes, '\0');
   std::array<cu::CUjit_option, 6> options = {
@@ -440,6 +441,45 @@ std::uint64_t pack_arg(const kernel_arg& a, std::size_t index, const std::string
 
 }  // namespace
 
+void cuda_driver::encode_tensor_map(cu::CUtensorMap& map, const tensor_map_spec& t, std::span<const kernel_arg> args,
+                                    const std::string& kernel, const src_loc& where) const {
+  if (!api_->cuTensorMapEncodeTiled)
+    throw tile::error("this kernel copies with the TMA, and this driver (" + std::to_string(api_->driver_version) +
+                          ") has no cuTensorMapEncodeTiled (CUDA 12.0 or newer is needed)",
+                      where, kernel);
+  auto value = [&](const tensor_map_spec::source& s) -> std::int64_t {
+    if (s.arg < 0) return s.value;
+    const kernel_arg& a = args[static_cast<std::size_t>(s.arg)];
+    return a.k == kernel_arg::kind::pointer ? static_cast<std::int64_t>(a.addr) : a.i;
+  };
+  const std::int64_t rows = value(t.rows), cols = value(t.cols), stride = value(t.row_stride);
+  const std::uint64_t es = size_of(t.elem);
+  if (rows <= 0 || cols <= 0)
+    throw tile::error("a tensor descriptor copied by the TMA has the shape [" + std::to_string(rows) + ", " +
+                          std::to_string(cols) + "]: its extents must be positive",
+                      where, kernel);
+  if (stride <= 0 || (static_cast<std::uint64_t>(stride) * es) % 16 != 0 || static_cast<std::uint64_t>(stride) * es >= (1ull << 40))
+    throw tile::error("a tensor descriptor copied by the TMA has the row stride " + std::to_string(stride) +
+                          ": it must be positive, a multiple of 16 bytes and below 2^40 bytes",
+                      where, kernel);
+  const cu::cuuint64_t dims[2] = {static_cast<cu::cuuint64_t>(cols), static_cast<cu::cuuint64_t>(rows)};
+  const cu::cuuint64_t strides[1] = {static_cast<cu::cuuint64_t>(stride) * es};
+  const cu::cuuint32_t box[2] = {t.box_cols, t.box_rows};
+  const cu::cuuint32_t unit[2] = {1, 1};
+  const cu::CUtensorMapSwizzle sw = t.swizzle_bytes == 128  ? cu::CU_TENSOR_MAP_SWIZZLE_128B
+                                    : t.swizzle_bytes == 64 ? cu::CU_TENSOR_MAP_SWIZZLE_64B
+                                                            : cu::CU_TENSOR_MAP_SWIZZLE_32B;
+  const cu::CUresult r = api_->cuTensorMapEncodeTiled(
+      &map, t.elem == dtype::bf16 ? cu::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : cu::CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+      reinterpret_cast<void*>(static_cast<std::uintptr_t>(value(t.base))), dims, strides, box, unit,
+      cu::CU_TENSOR_MAP_INTERLEAVE_NONE, sw, cu::CU_TENSOR_MAP_L2_PROMOTION_L2_256B, cu::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != cu::CUDA_SUCCESS)
+    throw cuda_error(*api_, r, "cuTensorMapEncodeTiled", kernel,
+                     "tensor [" + std::to_string(rows) + ", " + std::to_string(cols) + "], row stride " + std::to_string(stride) +
+                         ", box [" + std::to_string(t.box_rows) + ", " + std::to_string(t.box_cols) + "]",
+                     where);
+}
+
 void cuda_driver::launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) {
   const auto* mod = dynamic_cast<const cuda_module*>(&m);
   if (!mod) throw tile::error("the CUDA driver was given a module compiled for another backend", cfg.where, cfg.kernel);
@@ -474,11 +514,26 @@ void cuda_driver::launch(const module& m, const launch_config& cfg, std::span<co
     slots[i] = pack_arg(args[i], i, kernel, cfg.where);
     params[i] = &slots[i];
   }
+  // the TMA's tensor maps, after the arguments (__grid_constant__ parameters of 128 bytes)
+  constexpr std::size_t kMaxMaps = 8;
+  std::array<cu::CUtensorMap, kMaxMaps> maps;
+  std::array<void*, kInline + kMaxMaps> all_params;
+  const std::size_t nmaps = mod->tensor_maps.size();
+  if (nmaps > 0) {
+    if (nmaps > kMaxMaps || args.size() > kInline)
+      throw tile::error("too many arguments and tensor maps for one launch", cfg.where, kernel);
+    for (std::size_t i = 0; i < args.size(); ++i) all_params[i] = params[i];
+    for (std::size_t k = 0; k < nmaps; ++k) {
+      encode_tensor_map(maps[k], mod->tensor_maps[k], args, kernel, cfg.where);
+      all_params[args.size() + k] = &maps[k];
+    }
+    params = all_params.data();
+  }
 
   make_current();
   const unsigned block = 32u * static_cast<unsigned>(mod->num_warps);
   const cu::CUresult r = api_->cuLaunchKernel(mod->fn, cfg.grid[0], cfg.grid[1], cfg.grid[2], block, 1, 1,
-                                              mod->shared_bytes, stream_.load(), args.empty() ? nullptr : params, nullptr);
+                                              mod->shared_bytes, stream_.load(), args.empty() && nmaps == 0 ? nullptr : params, nullptr);
   if (r != cu::CUDA_SUCCESS) {
     std::string detail = "grid (" + std::to_string(cfg.grid[0]) + ", " + std::to_string(cfg.grid[1]) + ", " +
                          std::to_string(cfg.grid[2]) + "), " + std::to_string(block) + " threads per block, " +

@@ -26,6 +26,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "drivers/cuda/cuda_api.hpp"
 #include "drivers/driver.hpp"
@@ -83,6 +84,23 @@ class cuda_context {
   cu::CUcontext ctx_ = nullptr;
 };
 
+/// A hidden CUtensorMap parameter of a kernel (after its runtime arguments, in order) that each
+/// launch encodes from the launch's arguments: a 2-D row-major tensor of `elem` at `base`,
+/// `rows` x `cols` elements, `row_stride` elements from one row to the next, copied by the TMA
+/// in boxes of box_rows x box_cols elements swizzled over `swizzle_bytes` (32, 64 or 128: the
+/// box's row). Zeros are read outside the tensor.
+struct tensor_map_spec {
+  struct source {
+    int arg = -1;             // a runtime argument's index, or
+    std::int64_t value = 0;   // (arg < 0) a constant
+    bool operator==(const source&) const = default;
+  };
+  dtype elem = dtype::f16;
+  source base, rows, cols, row_stride;
+  std::uint32_t box_rows = 0, box_cols = 0, swizzle_bytes = 128;
+  bool operator==(const tensor_map_spec&) const = default;
+};
+
 /// What to load: the code, its entry point and the launch needs it was compiled for.
 struct cuda_module_source {
   enum class format : std::uint8_t { ptx, cubin };
@@ -92,6 +110,7 @@ struct cuda_module_source {
   std::string kernel;               // the user's kernel name, for messages (entry when empty)
   int num_warps = 4;                // a block is 32 * num_warps threads
   std::uint32_t shared_bytes = 0;   // dynamic shared memory per block
+  std::vector<tensor_map_spec> tensor_maps;  // the kernel's hidden parameters, after the arguments
 };
 
 /// A kernel loaded on one device's context; unloaded when the last reference goes.
@@ -107,6 +126,7 @@ struct cuda_module final : module {
   cu::CUfunction fn = nullptr;
   int num_warps = 4;
   std::uint32_t shared_bytes = 0;   // dynamic shared memory per launch
+  std::vector<tensor_map_spec> tensor_maps;  // encoded by every launch (cuda_driver::launch)
   // What the compiled function uses (cuFuncGetAttribute).
   int num_regs = 0;
   int static_shared_bytes = 0;
@@ -134,6 +154,10 @@ class cuda_driver final : public driver {
   /// double, f16/bf16 as their 16 bits) and launches `m` (a cuda_module of this device) on the
   /// current stream. An empty grid launches nothing.
   void launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) override;
+  /// Encodes `t` for a launch with `args` into `map` (cuTensorMapEncodeTiled); a tile::error
+  /// naming the kernel and the launch's file:line when the values do not suit the TMA.
+  void encode_tensor_map(cu::CUtensorMap& map, const tensor_map_spec& t, std::span<const kernel_arg> args,
+                         const std::string& kernel, const src_loc& where) const;
 
   /// Device-to-device copy, ordered on the current stream.
   void copy_on_device(std::uint64_t dst, std::uint64_t src, std::size_t bytes);

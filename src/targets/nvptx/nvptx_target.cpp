@@ -85,8 +85,19 @@ llvm::Function* NvptxTarget::declare_kernel(llvm::Module& m, const ir::Function&
   auto& ctx = m.getContext();
   std::vector<llvm::Type*> params;
   for (const auto& a : f.body.args) params.push_back(param_type(ctx, a->type));
+  for (unsigned k = 0; k < tensor_maps_; ++k) params.push_back(llvm::PointerType::get(ctx, 0));
   auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
   auto* fn = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, symbol, m);
+  // tensor maps: `.param .align 64 .b8 [128]`, read in place (__grid_constant__: their address
+  // is taken with cvta.param, no local copy)
+  std::vector<llvm::Metadata*> grid_constant;
+  auto* i32t = llvm::Type::getInt32Ty(ctx);
+  for (unsigned k = 0; k < tensor_maps_; ++k) {
+    const unsigned i = static_cast<unsigned>(f.body.args.size()) + k;
+    fn->addParamAttr(i, llvm::Attribute::getWithByValType(ctx, llvm::ArrayType::get(llvm::Type::getInt8Ty(ctx), 128)));
+    fn->addParamAttr(i, llvm::Attribute::getWithAlignment(ctx, llvm::Align(64)));
+    grid_constant.push_back(llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32t, i + 1)));  // 1-based
+  }
   fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   auto* md = m.getOrInsertNamedMetadata("nvvm.annotations");
@@ -99,6 +110,9 @@ llvm::Function* NvptxTarget::declare_kernel(llvm::Module& m, const ir::Function&
     md->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, dim),
                                            llvm::ValueAsMetadata::get(llvm::ConstantInt::get(
                                                i32, std::string_view(dim) == "reqntidx" ? 32 * num_warps_ : 1))}));
+  if (!grid_constant.empty())
+    md->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "grid_constant"),
+                                           llvm::MDNode::get(ctx, grid_constant)}));
   return fn;
 }
 
@@ -347,6 +361,54 @@ void NvptxTarget::cp_async(codegen::Lowering& L, llvm::Value* dst, llvm::Value* 
   const bool always = !issue || (llvm::isa<llvm::ConstantInt>(issue) && llvm::cast<llvm::ConstantInt>(issue)->isOne());
   auto* ia = llvm::InlineAsm::get(fty, (always ? "" : "@$0 ") + op, "b,l,l,r,~{memory}", true);
   b.CreateCall(fty, ia, {always ? b.getTrue() : issue, d, s, n});
+}
+
+llvm::Value* NvptxTarget::tensor_map(codegen::Lowering& L, unsigned k) const {
+  return L.fn->getArg(static_cast<unsigned>(L.fn->arg_size()) - tensor_maps_ + k);
+}
+
+namespace {
+/// A 32-bit shared-window address of `p` (a shared-memory pointer), for the "r" operands of the
+/// bulk-copy and mbarrier instructions.
+llvm::Value* shared32(codegen::Lowering& L, llvm::Value* p) {
+  auto& b = *L.b;
+  return b.CreateTrunc(b.CreatePtrToInt(p, b.getInt64Ty()), b.getInt32Ty());
+}
+void asm_call(codegen::Lowering& L, const std::string& text, const std::string& cons, std::vector<llvm::Value*> args) {
+  auto& b = *L.b;
+  std::vector<llvm::Type*> tys;
+  for (auto* a : args) tys.push_back(a->getType());
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), tys, false);
+  b.CreateCall(fty, llvm::InlineAsm::get(fty, text, cons + (cons.empty() ? "" : ",") + "~{memory}", true), args);
+}
+}  // namespace
+
+void NvptxTarget::mbarrier_init(codegen::Lowering& L, llvm::Value* bar, int count) const {
+  asm_call(L, "mbarrier.init.shared::cta.b64 [$0], " + std::to_string(count) + ";", "r", {shared32(L, bar)});
+}
+void NvptxTarget::mbarrier_init_fence(codegen::Lowering& L) const {
+  void_asm(L, "fence.mbarrier_init.release.cluster;");
+  void_asm(L, "fence.proxy.async.shared::cta;");
+}
+void NvptxTarget::mbarrier_inval(codegen::Lowering& L, llvm::Value* bar) const {
+  asm_call(L, "mbarrier.inval.shared::cta.b64 [$0];", "r", {shared32(L, bar)});
+}
+void NvptxTarget::mbarrier_arrive_expect_tx(codegen::Lowering& L, llvm::Value* bar, std::uint32_t bytes) const {
+  asm_call(L, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], " + std::to_string(bytes) + ";", "r", {shared32(L, bar)});
+}
+void NvptxTarget::mbarrier_wait(codegen::Lowering& L, llvm::Value* bar, llvm::Value* parity) const {
+  // try_wait suspends the thread for a while inside the instruction; loop until the phase is done
+  asm_call(L,
+           "{\n\t.reg .pred p;\n\tTILE_WAIT_${:uid}:\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n\t"
+           "@!p bra TILE_WAIT_${:uid};\n\t}",
+           "r,r", {shared32(L, bar), parity});
+}
+void NvptxTarget::tma_load_2d(codegen::Lowering& L, llvm::Value* dst, llvm::Value* map, llvm::Value* x, llvm::Value* y,
+                              llvm::Value* bar) const {
+  if (!arch_.accel || arch_.sm < 90) throw tile::error("nvptx: the TMA needs sm_90a, not " + arch_.name());
+  asm_call(L,
+           "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
+           "r,l,r,r,r", {shared32(L, dst), map, x, y, shared32(L, bar)});
 }
 
 void NvptxTarget::cp_async_commit(codegen::Lowering& L) const {

@@ -22,7 +22,10 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const arch& a);
 
 class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
  public:
-  NvptxTarget(const arch& a, int num_warps) : arch_(a), num_warps_(num_warps) {}
+  /// `tensor_maps`: hidden CUtensorMap parameters (128 bytes, __grid_constant__) after the
+  /// runtime arguments, for the kernel's TMA copies.
+  NvptxTarget(const arch& a, int num_warps, unsigned tensor_maps = 0)
+      : arch_(a), num_warps_(num_warps), tensor_maps_(tensor_maps) {}
   std::string name() const override { return "nvptx (" + arch_.name() + ")"; }
   void configure_module(llvm::Module& m) const override;
   llvm::Function* declare_kernel(llvm::Module& m, const ir::Function& f, const std::string& symbol) const override;
@@ -50,6 +53,14 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   void cp_async(codegen::Lowering& L, llvm::Value* dst, llvm::Value* src, int bytes, llvm::Value* src_valid,
                 llvm::Value* issue) const override;
   void cp_async_commit(codegen::Lowering& L) const override;
+  llvm::Value* tensor_map(codegen::Lowering& L, unsigned k) const override;
+  void mbarrier_init(codegen::Lowering& L, llvm::Value* bar, int count) const override;
+  void mbarrier_init_fence(codegen::Lowering& L) const override;
+  void mbarrier_inval(codegen::Lowering& L, llvm::Value* bar) const override;
+  void mbarrier_arrive_expect_tx(codegen::Lowering& L, llvm::Value* bar, std::uint32_t bytes) const override;
+  void mbarrier_wait(codegen::Lowering& L, llvm::Value* bar, llvm::Value* parity) const override;
+  void tma_load_2d(codegen::Lowering& L, llvm::Value* dst, llvm::Value* map, llvm::Value* x, llvm::Value* y,
+                   llvm::Value* bar) const override;
   void cp_async_wait(codegen::Lowering& L, int pending) const override;
   std::vector<llvm::Value*> ldmatrix(codegen::Lowering& L, llvm::Value* shared_row_ptr, int count,
                                      bool trans) const override;
@@ -63,6 +74,7 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
  private:
   arch arch_;
   int num_warps_;
+  unsigned tensor_maps_ = 0;
 };
 
 }  // namespace tile::targets::nvptx

@@ -87,6 +87,16 @@ node* atomic_rmw(atomic_kind k, const operand_data& ptr, const operand_data& val
 node* atomic_cas(const operand_data& ptr, const operand_data& cmp, const operand_data& value,
                  src_loc loc);
 
+/// Tensor descriptors (tl/descriptor.hpp): the checks make_tensor_descriptor runs, a block load
+/// (one desc_load op) and a block store (a masked store).
+void desc_check(const operand_data& base, std::span<const operand_data> shape, std::span<const operand_data> strides,
+                std::span<const std::int64_t> block, src_loc loc);
+node* desc_load(const operand_data& base, std::span<const operand_data> shape, std::span<const operand_data> strides,
+                std::span<const operand_data> offsets, std::span<const std::int64_t> block, src_loc loc);
+void desc_store(const operand_data& base, std::span<const operand_data> shape, std::span<const operand_data> strides,
+                std::span<const operand_data> offsets, std::span<const std::int64_t> block, const operand_data& value,
+                src_loc loc);
+
 // ---- shape ------------------------------------------------------------------------------------
 node* expand_dims(node* x, int axis, src_loc loc);
 node* broadcast_to(const operand_data& x, std::span<const std::int64_t> shape, src_loc loc);
