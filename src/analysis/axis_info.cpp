@@ -67,7 +67,7 @@ AxisAnalysis::AxisAnalysis(const ir::Function& f) {
     const ir::Value* a = f.body.arg(static_cast<unsigned>(i));
     AxisInfo info = unknown_info(a->type);
     if (i < f.arg_info.size()) info.scalar_div = f.arg_info[i].divisibility;
-    if (i < f.arg_info.size() && f.arg_info[i].nonneg) lower_[a] = 0;
+    if (i < f.arg_info.size() && f.arg_info[i].nonneg) lower_[a] = f.arg_info[i].positive ? 1 : 0;
     set(a, info);
   }
   block(f.body);

@@ -68,6 +68,7 @@ class StructuralHash {
       h_.u64(static_cast<std::uint64_t>(a.divisibility));
       h_.u64(a.noalias ? 1 : 0);
       h_.u64(a.nonneg ? 1 : 0);
+      h_.u64(a.positive ? 1 : 0);
     }
     block(f.body);
     return h_.finish();

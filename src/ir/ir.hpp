@@ -119,6 +119,7 @@ struct ArgInfo {
   std::string name;          // "arg0" … (printed as %arg0)
   std::int64_t divisibility = 1;  // the value (pointer address or integer) is a multiple of this
   bool nonneg = false;            // integers: the value is >= 0
+  bool positive = false;          // integers: the value is >= 1 (then nonneg too)
   /// Pointers: the memory this argument's buffer spans is reached through no other pointer
   /// argument of the launch (the runtime compared the buffers' address ranges), so an access
   /// derived from it (analysis/pointer_origin.hpp) never touches bytes another argument's does.

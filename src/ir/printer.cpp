@@ -99,7 +99,8 @@ class Printer {
       out_ += (i ? ", " : "") + names_[a] + ": " + a->type.str();
       if (i < f.arg_info.size() && f.arg_info[i].divisibility > 1)
         out_ += " {div=" + std::to_string(f.arg_info[i].divisibility) + "}";
-      if (i < f.arg_info.size() && f.arg_info[i].nonneg) out_ += " {nonneg}";
+      if (i < f.arg_info.size() && (f.arg_info[i].nonneg || f.arg_info[i].positive))
+        out_ += f.arg_info[i].positive ? " {positive}" : " {nonneg}";
       if (i < f.arg_info.size() && f.arg_info[i].noalias) out_ += " {noalias}";
     }
     out_ += ") {";

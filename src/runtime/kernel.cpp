@@ -204,10 +204,10 @@ void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, 
       if (!int_fits(a.i, q.t, huge))
         fail(which() + ": the value " + (huge ? std::to_string(static_cast<std::uint64_t>(a.i)) : std::to_string(a.i)) +
                  " does not fit in " + std::string(tile::name(q.t)), loc);
-      // specialization classes: 1, a multiple of 16, other; the last two split by sign
-      // (ir::ArgInfo::nonneg)
+      // specialization classes: 1, 0, a multiple of 16, other; the last two split by sign
+      // (ir::ArgInfo::nonneg, positive)
       const bool nonneg = a.i >= 0 || is_unsigned(q.t);
-      cls = a.i == 1 ? '1' : (a.i % 16 == 0 ? (nonneg ? 'D' : 'd') : (nonneg ? 'i' : 'n'));
+      cls = a.i == 1 ? '1' : a.i == 0 ? 'z' : (a.i % 16 == 0 ? (nonneg ? 'D' : 'd') : (nonneg ? 'i' : 'n'));
     }
     p.key.put(cls);
     ++r;
@@ -294,7 +294,10 @@ std::shared_ptr<ir::Function> kernel_core::state::trace(const prepared& p, std::
       if (q.k == param_desc::kind::pointer && a.addr % 16 == 0) info.divisibility = 16;
       if (q.k == param_desc::kind::pointer) info.noalias = disjoint_from_others(args, r);
       if (q.k == param_desc::kind::scalar && !is_float(q.t) && a.i % 16 == 0) info.divisibility = 16;
-      if (q.k == param_desc::kind::scalar && !is_float(q.t)) info.nonneg = a.i >= 0 || is_unsigned(q.t);
+      if (q.k == param_desc::kind::scalar && !is_float(q.t)) {
+        info.nonneg = a.i >= 0 || is_unsigned(q.t);
+        info.positive = info.nonneg && a.i != 0;
+      }
       fn->arg_info.push_back(info);
       if (q.k == param_desc::kind::scalar && !is_float(q.t) && a.i == 1)
         v = trace.builder().constant_int(v->type, 1, defined_at);  // specialized: equal to 1

@@ -350,9 +350,9 @@ bool tma_operand(const ir::Function& f, const ir::Op& l, int num_warps, const ir
   const std::int64_t es = static_cast<std::int64_t>(size_of(t.elem));
   const ir::Value* base = l.operand(0);
   if (base->owner != &f.body || f.arg_info.at(base->index).divisibility % 16 != 0) return false;
-  for (unsigned k = 1; k <= 2; ++k) {  // extents: positive constants, or arguments
+  for (unsigned k = 1; k <= 2; ++k) {  // extents: positive (the launch's specialization says so)
     auto c = constant_int(l.operand(k));
-    if (c && *c <= 0) return false;
+    if (c ? *c <= 0 : !f.arg_info.at(l.operand(k)->index).positive) return false;
   }
   if (constant_int(l.operand(4)) != std::optional<std::int64_t>(1)) return false;  // the last stride
   const ir::Value* row_stride = l.operand(3);
@@ -360,7 +360,7 @@ bool tma_operand(const ir::Function& f, const ir::Op& l, int num_warps, const ir
     if (*c <= 0 || (*c * es) % 16 != 0) return false;
   } else {
     const ir::ArgInfo& ai = f.arg_info.at(row_stride->index);
-    if (!ai.nonneg || (ai.divisibility * es) % 16 != 0) return false;
+    if (!ai.positive || (ai.divisibility * es) % 16 != 0) return false;
   }
   for (unsigned k = 5; k < 7; ++k)
     if (l.operand(k)->type.elem != dtype::i32) return false;
@@ -387,7 +387,8 @@ std::string print_pipelines(const ir::Function& f, const PipelinePlan& p) {
     if (it == p.loops.end()) return;
     const PipelinedLoop& l = it->second;
     os << "for #" << n << " (" << o.loc.file << ":" << o.loc.line << "): pipelined, " << l.stages << " stages ("
-       << l.buffers << " buffers" << (l.async_wgmma ? ", wgmma left in flight" : "") << "), " << l.loads.size() << " loads copied ahead (";
+       << l.buffers << " buffers" << (l.async_wgmma ? ", wgmma left in flight" : "") << "), " << l.loads.size() << " loads copied "
+       << l.distance() << " iterations ahead (";
     if (l.tma) {
       os << "TMA boxes of";
       for (const auto& ld : l.loads) os << " " << ld.rows << "x" << ld.box_cols << " (tensor map " << ld.tma_map << ")";

@@ -64,6 +64,10 @@ struct PipelinedLoop {
   /// The ring is filled by the TMA (every load is a descriptor load): one mbarrier per buffer,
   /// 8 bytes each, after the buffers (ring start + buffers · stage_bytes).
   bool tma = false;
+  /// How many iterations ahead of the dots the copies run: stages - 1 for cp.async; for the TMA,
+  /// whose loop frees a buffer after the dots, every buffer but the one a wgmma left in flight
+  /// may still read (buffers - 1), or all of them.
+  int distance() const { return tma ? buffers - (async_wgmma ? 1 : 0) : stages - 1; }
   std::vector<PipelinedLoad> loads;
   /// The dots fed from the ring: their (A, B) loads' indices into `loads`.
   std::unordered_map<const ir::Op*, std::array<int, 2>> dots;
@@ -89,9 +93,10 @@ struct PipelinePlan {
 /// Whether the NVIDIA pipeline on sm_90a may keep `desc_load` for the TMA: rank 2, f16/bf16, in
 /// a `for` body, read only by a wgmma-eligible dot whose other operand is another such load;
 /// base, extents and strides kernel arguments or constants (the launch encodes the tensor map
-/// from them), the last stride 1, the base 16-byte aligned and the row stride a non-negative
-/// multiple of 16 bytes (the launch's specialization), 32-bit offsets, at most 256 rows and a
-/// row of 32, 64 or a multiple of 128 bytes (the swizzle spans).
+/// from them), the last stride 1, the base 16-byte aligned, the extents positive and the row
+/// stride a positive multiple of 16 bytes (the launch's specialization: ir::ArgInfo), 32-bit
+/// offsets, at most 256 rows and a row of 32, 64 or a multiple of 128 bytes (the swizzle spans).
+/// A launch with an extent of 0 is another specialization, one with masked loads.
 bool tma_candidate(const ir::Function& f, const ir::Op& desc_load, int num_warps);
 
 /// The loops of `f` to pipeline with up to `num_stages` stages (none below 2) on a target with

@@ -426,6 +426,7 @@ TEST_CASE("matmul through tensor descriptors: TMA copies on sm_90a (boxes of 32,
   check_matmul_desc<tile::half>(64, 48, 80, 64, 32, 16, 57, 4, 2);       // 32-byte rows of A and B
   check_matmul_desc<tile::half>(64, 64, 32, 64, 64, 64, 59, 4, 4);       // one iteration, four stages
   check_matmul_desc<tile::half>(96, 64, 64, 32, 64, 32, 61, 4, 3);       // BM 32: no wgmma, masked loads
+  check_matmul_desc<tile::half>(64, 64, 0, 64, 64, 64, 65, 4, 3);        // K = 0: another specialization (no TMA), c = 0
 }
 
 TEST_CASE("dot rejects M, N or K below 16, mismatched inner dimensions and bad dtypes") {

@@ -364,19 +364,22 @@ TEST_CASE("the IR shows the specialization") {
   out.fill_zero();
   std::string plain = k.ir(out, 7);
   INFO(plain);
-  CHECK(plain.rfind("kernel @spec_ir(%arg0: ptr<f32> {div=16} {noalias}, %arg1: i32 {nonneg}) {", 0) == 0);
+  CHECK(plain.rfind("kernel @spec_ir(%arg0: ptr<f32> {div=16} {noalias}, %arg1: i32 {positive}) {", 0) == 0);
   CHECK(contains(plain, "cast %arg1 : i32 -> f32"));
   CHECK(contains(plain, "loc(\"" + file_name_of(__FILE__) + "\":" + std::to_string(store_line) + ")"));
   CHECK(out.to_host() == std::vector<float>(64, 0.0f));  // ir() does not launch
   std::string one = k.ir(out.view(1, 32), 1);
   INFO(one);
-  CHECK(one.rfind("kernel @spec_ir(%arg0: ptr<f32> {noalias}, %arg1: i32 {nonneg}) {", 0) == 0);
+  CHECK(one.rfind("kernel @spec_ir(%arg0: ptr<f32> {noalias}, %arg1: i32 {positive}) {", 0) == 0);
   CHECK(occurrences(one, "%arg1") == 1);  // declared, never used: the 1 is a constant
   CHECK(contains(one, "constant 1.0 : f32[16]"));
   std::string div = k.ir(out, 32);
   INFO(div);
-  CHECK(div.rfind("kernel @spec_ir(%arg0: ptr<f32> {div=16} {noalias}, %arg1: i32 {div=16} {nonneg}) {", 0) == 0);
-  CHECK(k.core().traces() == 3);
+  CHECK(div.rfind("kernel @spec_ir(%arg0: ptr<f32> {div=16} {noalias}, %arg1: i32 {div=16} {positive}) {", 0) == 0);
+  std::string zero = k.ir(out, 0);  // 0: its own class (a multiple of 16, not positive)
+  INFO(zero);
+  CHECK(zero.rfind("kernel @spec_ir(%arg0: ptr<f32> {div=16} {noalias}, %arg1: i32 {div=16} {nonneg}) {", 0) == 0);
+  CHECK(k.core().traces() == 4);
 }
 
 // ---- grids ----------------------------------------------------------------------------------

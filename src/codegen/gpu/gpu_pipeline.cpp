@@ -16,11 +16,14 @@
 //   exit       wait for every group (copies past the end still write zeros), barrier
 // Other shared-memory uses inside the body stay above the ring (smem_floor_).
 //
-// With the TMA (pl.tma, sm_90a, descriptor loads), one thread issues each iteration's copies —
+// With the TMA (pl.tma, sm_90a, descriptor loads), thread 0 issues each iteration's copies —
 // mbarrier.arrive.expect_tx on the buffer's barrier, then one cp.async.bulk.tensor per box — and
 // iteration i waits on barrier i % buffers for phase parity (i / buffers) % 2 instead of
-// cp.async.wait_group; the barriers are initialized before the prologue and retired after the
-// loop. Iterations past the end issue nothing.
+// cp.async.wait_group. The CTA barrier moves after the dots: there every warp is done with
+// iteration i - 1's buffer (wgmma left in flight, each warp waited for it) or iteration i's, so
+// the copies refill that one and run buffers - 1 (or buffers) iterations ahead instead of
+// stages - 1, from the same shared memory. The barriers are initialized before the prologue and
+// retired after the loop; iterations past the end issue nothing.
 #include <functional>
 
 #include <llvm/IR/Intrinsics.h>
@@ -72,11 +75,16 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     return {B.CreateIntCast(w, iv->getType(), sg), valid};
   };
 
-  // the ring sits above whatever floor an enclosing pipelined loop set; the TMA's mbarriers
-  // (one per buffer) after it
+  // the ring sits above whatever floor an enclosing pipelined loop set; the TMA's mbarriers (one
+  // a buffer: its copies landed) after it
   const std::uint64_t ring_base = smem_floor_;
-  const std::uint64_t bars_at = ring_base + static_cast<std::uint64_t>(pl.buffers) * pl.stage_bytes;
-  const std::uint64_t ring_bytes = bars_at - ring_base + (pl.tma ? 8 * static_cast<std::uint64_t>(pl.buffers) : 0);
+  const auto nbuf = static_cast<std::uint64_t>(pl.buffers);
+  const std::uint64_t bars_at = ring_base + nbuf * pl.stage_bytes;
+  const std::uint64_t ring_bytes = bars_at - ring_base + (pl.tma ? 8 * nbuf : 0);
+  // how many iterations ahead the copies run: cp.async stages - 1 (the barrier that frees a buffer
+  // comes before the dots); the TMA every buffer but the one the dots may still read (its barrier
+  // comes after the dots)
+  const int ahead = pl.distance();
   smem_bytes_ = std::max(smem_bytes_, ring_base + ring_bytes);
   barrier_before_write();  // earlier users of these bytes are done
   for (const auto& l : pl.loads) barrier_before_global_read(l.load->operand(0));
@@ -167,9 +175,9 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     smem_floor_ = floor;
   };
 
-  // prologue: iterations 0 .. stages - 2
+  // prologue: iterations 0 .. ahead - 1
   std::vector<DV> cur = init;
-  for (int s = 0; s + 1 < pl.stages; ++s) {
+  for (int s = 0; s < ahead; ++s) {
     auto [ivv, valid] = ahead_iter(lo, s);
     issue(ivv, valid, cur, B.getInt32(static_cast<std::uint32_t>(s)));
   }
@@ -198,28 +206,31 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     }
   }
   if (pl.tma) {
-    target.mbarrier_wait(S, bar(slot), phase);  // the TMA's copies land in the async proxy wgmma reads
+    // the TMA's copies land in the async proxy wgmma reads; the CTA barrier that frees a buffer
+    // comes after the dots
+    target.mbarrier_wait(S, bar(slot), phase);
+    smem_dirty_ = true;  // other shared-memory users of the body: the previous iteration's threads
   } else {
     target.cp_async_wait(S, pl.stages - 2);
     bool any_wgmma = false;
     for (const auto& [d, idx] : pl.dots) any_wgmma |= plan.wgmma.count(d) != 0;
     if (any_wgmma) target.fence_async_shared(S);  // the copies are read by wgmma (the async proxy)
+    barrier();
   }
-  barrier();
   // the buffer of iteration i + stages - 1: with wgmma left in flight, iteration i - 1's buffer
   // is still being read (the ring has one more)
   const auto R = static_cast<std::uint32_t>(pl.buffers);
-  llvm::Value* ws = B.CreateAdd(slot, B.getInt32(static_cast<std::uint32_t>(pl.stages - 1)));
+  llvm::Value* ws = B.CreateAdd(slot, B.getInt32(static_cast<std::uint32_t>(ahead)));
   ws = B.CreateSelect(B.CreateICmpUGE(ws, B.getInt32(R)), B.CreateSub(ws, B.getInt32(R)), ws, "ring.write");
   // the copies for iteration i + stages - 1: before the body's dots (mma.sync: they fly while
   // the dots compute), or after them when wgmma runs asynchronously (its issue comes first; the
   // copies then overlap it)
   std::vector<DV> ahead_vals = now;
   auto issue_ahead = [&] {
-    auto [ivv, valid] = ahead_iter(iv, pl.stages - 1);
+    auto [ivv, valid] = ahead_iter(iv, ahead);
     issue(ivv, valid, ahead_vals, ws);
   };
-  if (!pl.async_wgmma) issue_ahead();
+  if (!pl.async_wgmma && !pl.tma) issue_ahead();
 
   // the body in order
   forget_conversions(body);
@@ -248,7 +259,14 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   std::erase_if(conversions_, [&](const Conversion& c) { return c.depth >= depth_; });
   --depth_;
   smem_floor_ = ring_base;
-  if (pl.async_wgmma) issue_ahead();
+  if (pl.tma) {
+    // every warp is done with the buffer the copies refill: iteration i - 1's with wgmma left in
+    // flight (each waited for it above), else this iteration's
+    barrier();
+    issue_ahead();
+  } else if (pl.async_wgmma) {
+    issue_ahead();
+  }
   for (std::size_t k = 0; k < nc; ++k)
     if (pl.ahead_arg[k]) y[k] = ahead_vals[k];
 
