@@ -122,6 +122,18 @@ std::vector<kernel_case> cases(const tile::device& dev) {
                                                     {named("BLOCK_M", 128), named("BLOCK_N", 256), named("BLOCK_K", 64),
                                                      named("GROUP_M", 8), named("num_warps", 8), named("num_stages", 3)});
              })},
+      {"03 matmul, descriptors (TMA on sm_90a)",
+       fresh(dev, bench::make_matmul_desc_t<half>,
+             [=](auto& k) {
+               k[{mm_grid}](ma, mb, mc, mm, mm, mm, mm, 1, mm, 1, mm, 1, "BLOCK_M"_c = 128, "BLOCK_N"_c = 256, "BLOCK_K"_c = 64,
+                            "GROUP_M"_c = 8, "num_warps"_c = 8, "num_stages"_c = 3, "ACTIVATION"_c = false);
+             },
+             [=](auto& k) {
+               return tile::detail::compiled_module(k, {ma, mb, mc, mm, mm, mm, mm, 1, mm, 1, mm, 1},
+                                                    {named("BLOCK_M", 128), named("BLOCK_N", 256), named("BLOCK_K", 64),
+                                                     named("GROUP_M", 8), named("num_warps", 8), named("num_stages", 3),
+                                                     named("ACTIVATION", false)});
+             })},
   };
 }
 
@@ -271,7 +283,7 @@ int main(int argc, char** argv) {
               warm_ms(all[0].name) < 1 ? "met" : "MISSED", worst_warm);
   for (std::size_t i = 0; i < all.size(); ++i)
     if (all[i].name.starts_with("03 matmul"))
-      std::printf("target (issue 6): matmul cold %.1f ms < 400: %s\n", cold[i], cold[i] < 400 ? "met" : "MISSED");
+      std::printf("target (issue 6): %s cold %.1f ms < 400: %s\n", all[i].name.c_str(), cold[i], cold[i] < 400 ? "met" : "MISSED");
 
   std::vector<double> xs;
   for (std::size_t i = 0; i < all.size(); ++i) xs.push_back(double(i + 1));
