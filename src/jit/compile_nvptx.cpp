@@ -138,9 +138,14 @@ bool parse_maps(std::string text, std::vector<drivers::tensor_map_spec>& out) {
       src(f[2], t.rows);
       src(f[3], t.cols);
       src(f[4], t.row_stride);
-      t.box_rows = static_cast<std::uint32_t>(std::stoul(f[5]));
-      t.box_cols = static_cast<std::uint32_t>(std::stoul(f[6]));
-      t.swizzle_bytes = static_cast<std::uint32_t>(std::stoul(f[7]));
+      const long long br = std::stoll(f[5]), bc = std::stoll(f[6]), sw = std::stoll(f[7]);
+      // only what the compiler writes (a damaged or foreign entry is compiled again)
+      const bool ok = (t.elem == dtype::f16 || t.elem == dtype::bf16) && t.base.arg >= 0 && br >= 1 && br <= 256 &&
+                      bc >= 1 && bc <= 256 && (sw == 32 || sw == 64 || sw == 128) && bc * 2 == sw;
+      if (!ok) return false;
+      t.box_rows = static_cast<std::uint32_t>(br);
+      t.box_cols = static_cast<std::uint32_t>(bc);
+      t.swizzle_bytes = static_cast<std::uint32_t>(sw);
       out.push_back(t);
     } catch (const std::exception&) {
       return false;
@@ -225,9 +230,11 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
     pipes = a.sm >= 80 ? schedule::plan_pipelines(*f, *plan_store, *axis_store, f->num_stages, smem_limit) : schedule::PipelinePlan{};
     std::size_t kept = 0;
     ir::walk(const_cast<ir::Block&>(f->body), [&](const ir::Op& o) { kept += o.kind == ir::OpKind::desc_load; });
-    if (kept == pipes.tensor_maps.size() || attempt > 0) {
+    // (at most kMaxTensorMaps hidden parameters a kernel: what a launch passes)
+    if ((kept == pipes.tensor_maps.size() && kept <= drivers::kMaxTensorMaps) || attempt > 0) {
       if (kept != pipes.tensor_maps.size())
-        throw tile::error("kernel '" + original.name + "': internal error: a descriptor load was left for the TMA outside a pipelined loop");
+        throw tile::error("internal error: a descriptor load was left for the TMA outside a pipelined loop", original.loc,
+                          original.name);
       break;
     }
     lowered = lower_descriptors(original, false);
@@ -236,8 +243,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
   const ir::Function& fn = *f;
   const analysis::AxisAnalysis& axis = *axis_store;
   const layout::LayoutPlan& plan = *plan_store;
-  timer.lap("layouts");
-  timer.lap("pipelining");
+  timer.lap("layouts, pipelining");
   for (std::size_t i = 0; i < pipes.tensor_maps.size(); ++i) k->tensor_maps.push_back(tensor_map_of(fn, pipes, i));
   if (env::enabled("TILE_DUMP_IR"))
     std::cerr << "// ----- layouts for " << a.name() << ", " << fn.num_warps << " warps (kernel " << fn.name << ") ----- //\n"

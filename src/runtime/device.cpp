@@ -181,7 +181,9 @@ std::unique_ptr<drivers::module> device_impl::compile(std::shared_ptr<const ir::
   if (backend_ != "cuda" && backend_ != "null" && transforms::has_descriptor_loads(*fn)) {
     auto c = ir::clone(*fn);
     transforms::lower_descriptor_loads(*c);
-    transforms::canonicalize(*c, transforms::PassManager::Options::from_env());
+    auto options = transforms::PassManager::Options::from_env();
+    options.dump_ir = false;  // (the traced kernel was dumped; this is its rewrite)
+    transforms::canonicalize(*c, options);
     run = std::move(c);
   }
   auto m = compile_(run);  // the backend's own errors first

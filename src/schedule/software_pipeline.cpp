@@ -280,7 +280,8 @@ struct Planner {
     pl.stages = std::max(2, num_stages);
     auto ring = [&] {
       const auto n = static_cast<std::uint64_t>(pl.stages + (pl.async_wgmma ? 1 : 0));
-      return n * pl.stage_bytes + (pl.tma ? 8 * n : 0);  // the TMA's mbarriers after the buffers
+      // the TMA's mbarriers after the buffers (the whole 1024-aligned, as gpu_pipeline.cpp lays it out)
+      return (n * pl.stage_bytes + (pl.tma ? 8 * n : 0) + 1023) / 1024 * 1024;
     };
     while (pl.stages > 2 && ring() > smem_limit) --pl.stages;
     if (ring() > smem_limit) return std::nullopt;
@@ -348,19 +349,21 @@ bool tma_operand(const ir::Function& f, const ir::Op& l, int num_warps, const ir
   for (unsigned k = 0; k < 5; ++k)
     if (!launch_known(f, l.operand(k))) return false;
   const std::int64_t es = static_cast<std::int64_t>(size_of(t.elem));
+  // what the launch's specialization says of an argument (nothing for hand-built IR without it)
+  auto info = [&](const ir::Value* v) -> const ir::ArgInfo* { return v->index < f.arg_info.size() ? &f.arg_info[v->index] : nullptr; };
   const ir::Value* base = l.operand(0);
-  if (base->owner != &f.body || f.arg_info.at(base->index).divisibility % 16 != 0) return false;
+  if (base->owner != &f.body || !info(base) || info(base)->divisibility % 16 != 0) return false;
   for (unsigned k = 1; k <= 2; ++k) {  // extents: positive (the launch's specialization says so)
     auto c = constant_int(l.operand(k));
-    if (c ? *c <= 0 : !f.arg_info.at(l.operand(k)->index).positive) return false;
+    if (c ? *c <= 0 : !info(l.operand(k)) || !info(l.operand(k))->positive) return false;
   }
   if (constant_int(l.operand(4)) != std::optional<std::int64_t>(1)) return false;  // the last stride
   const ir::Value* row_stride = l.operand(3);
   if (auto c = constant_int(row_stride)) {
     if (*c <= 0 || (*c * es) % 16 != 0) return false;
   } else {
-    const ir::ArgInfo& ai = f.arg_info.at(row_stride->index);
-    if (!ai.positive || (ai.divisibility * es) % 16 != 0) return false;
+    const ir::ArgInfo* ai = info(row_stride);
+    if (!ai || !ai->positive || (ai->divisibility * es) % 16 != 0) return false;
   }
   for (unsigned k = 5; k < 7; ++k)
     if (l.operand(k)->type.elem != dtype::i32) return false;

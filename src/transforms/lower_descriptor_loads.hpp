@@ -20,8 +20,9 @@ struct DescriptorAccess {
 };
 
 /// Builds (at `b`'s insertion point) the pointers and mask of the block at `offsets` of the
-/// tensor `base`/`shape`/`strides` (integer scalars, one per axis; index arithmetic in i64 when
-/// any of them is 64-bit, else i32). A stride that is the constant 1 multiplies nothing.
+/// tensor `base`/`shape`/`strides` (integer scalars, one per axis, each converted to i64: the
+/// index arithmetic is 64-bit, as the TMA's addresses). A stride that is the constant 1
+/// multiplies nothing.
 DescriptorAccess descriptor_access(ir::Builder& b, ir::Value* base, std::span<ir::Value* const> shape,
                                    std::span<ir::Value* const> strides, std::span<ir::Value* const> offsets,
                                    std::span<const std::int64_t> block, src_loc loc);

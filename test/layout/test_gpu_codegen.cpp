@@ -529,6 +529,35 @@ auto mm_desc_store = tile::kernel("mm_desc_store", [](tl::ptr<tile::half> a, tl:
 });
 }  // namespace
 
+namespace {
+// writes A, then reads it through the TMA: the writes must reach the async proxy first
+auto mm_desc_after_store = tile::kernel("mm_desc_after_store", [](tl::ptr<tile::half> a, tl::ptr<tile::half> b,
+                                                                  tl::ptr<float> c, tl::i32 K) {
+  tl::store(a + tl::arange(0, 64), tl::zeros<tile::half>({64}));
+  auto ad = tl::make_tensor_descriptor(a, {64, K}, {K, 1}, {64, 64});
+  auto bd = tl::make_tensor_descriptor(b, {K, 64}, {64, 1}, {64, 64});
+  auto acc = tl::zeros<float>({64, 64});
+  tl::for_range(0, tl::cdiv(K, 64), [&](tl::tensor k) { acc = tl::dot(ad.load({0, k * 64}), bd.load({k * 64, 0}), acc); });
+  tl::make_tensor_descriptor(c, {64, 64}, {64, 1}, {64, 64}).store({0, 0}, acc);
+});
+}  // namespace
+
+TEST_CASE("a TMA ring reading what the kernel wrote before it: fence.proxy.async.global, then the barrier") {
+  setenv("TILE_TARGET", "sm_90a", 1);
+  dump_dir d;
+  auto dev = tile::device::get("null");
+  auto a = dev.alloc<tile::half>(64 * 256), b = dev.alloc<tile::half>(256 * 64);
+  auto c = dev.alloc<float>(64 * 64);
+  mm_desc_after_store[{1}](a, b, c, 256, "num_warps"_c = 4, "num_stages"_c = 3);
+  const std::string ptx = d.read("mm_desc_after_store", "ptx");
+  CHECK(count(ptx, "cp.async.bulk.tensor") > 0);
+  const auto fence = ptx.find("fence.proxy.async.global;");
+  REQUIRE(fence != std::string::npos);
+  CHECK(fence < ptx.find("cp.async.bulk.tensor"));
+  CHECK(ptx.find("bar.sync", fence) < ptx.find("cp.async.bulk.tensor"));
+  unsetenv("TILE_TARGET");
+}
+
 TEST_CASE("tensor descriptors in a loop that cannot be pipelined: masked loads, no TMA, no mbarrier") {
   setenv("TILE_TARGET", "sm_90a", 1);
   dump_dir d;

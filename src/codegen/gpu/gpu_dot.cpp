@@ -132,9 +132,15 @@ DV GpuLowering::mma_from_shared(const ir::Op& op, std::array<int, 2> warps, llvm
   for (int r = 0; r < C.num_regs(); ++r)
     d[static_cast<std::size_t>(r)] = acc.regs.size() == 1 ? acc.regs[0] : acc.regs.at(static_cast<std::size_t>(r));
   const std::int64_t kh = 4 * kw;  // the fragment's second half of k
-  for (std::int64_t k0 = 0; k0 < K; k0 += kfrag) {  // k in order, one fragment's k at a time
+  struct Fragments {
     std::vector<std::array<llvm::Value*, 4>> af;
     std::vector<std::array<llvm::Value*, 2>> bf;
+  };
+  // the operand fragments of k step k0 (ldmatrix from shared memory, or B's registers)
+  auto fragments = [&](std::int64_t k0) {
+    Fragments f;
+    auto& af = f.af;
+    auto& bf = f.bf;
     for (std::int64_t r0 = 0; r0 < M; r0 += 16 * warps[0]) {
       llvm::Value* row = B.CreateAdd(B.CreateAdd(warp_m, a_row_in), B.getInt32(static_cast<std::uint32_t>(r0)));
       llvm::Value* col = B.CreateAdd(a_col_in, B.getInt32(static_cast<std::uint32_t>(k0)));
@@ -151,6 +157,17 @@ DV GpuLowering::mma_from_shared(const ir::Op& op, std::array<int, 2> warps, llvm
         bf.push_back({b_word(reg_of(LB, k0, c0)), b_word(reg_of(LB, k0 + kh, c0))});
       }
     }
+    return f;
+  };
+  // k in order, one fragment's k at a time; the next step's fragments are read into registers
+  // before this step's mma.sync (Triton's operand prefetch), so their shared-memory latency
+  // overlaps the tensor cores' work
+  Fragments next = fragments(0);
+  for (std::int64_t k0 = 0; k0 < K; k0 += kfrag) {
+    const Fragments cur = std::move(next);
+    if (k0 + kfrag < K) next = fragments(k0 + kfrag);
+    const auto& af = cur.af;
+    const auto& bf = cur.bf;
     std::size_t mi = 0;
     for (std::int64_t r0 = 0; r0 < M; r0 += 16 * warps[0], ++mi) {
       std::size_t ni = 0;

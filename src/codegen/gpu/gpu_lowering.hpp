@@ -132,7 +132,9 @@ class GpuLowering {
   /// as a write at its entry and exit.
   GlobalWrites writes_through(const ir::Value* ptr) const;
   void note_global_write(const ir::Value* ptr) { global_dirty_ |= writes_through(ptr); }
-  void barrier_before_global_read(const ir::Value* ptr);
+  /// `async_proxy`: the read is the TMA's (the async proxy), so the writes it meets are fenced
+  /// for it (fence.proxy.async.global) before the barrier.
+  void barrier_before_global_read(const ir::Value* ptr, bool async_proxy = false);
   GlobalWrites writes_global(const ir::Block& b) const;
   /// Registers of `l` that axis info proves hold equal values of `v` come in aligned runs of
   /// this many (constancy along the registers' leading axis); 1 when nothing is proven.

@@ -31,7 +31,7 @@ GlobalWrites GpuLowering::writes_through(const ir::Value* ptr) const {
   return w;
 }
 
-void GpuLowering::barrier_before_global_read(const ir::Value* ptr) {
+void GpuLowering::barrier_before_global_read(const ir::Value* ptr, bool async_proxy) {
   const GlobalWrites r = writes_through(ptr);
   // An argument's own memory (noalias) is reached only through it: a read of it meets the writes
   // through it and those of unknown origin; a read through another argument meets no write to
@@ -40,6 +40,7 @@ void GpuLowering::barrier_before_global_read(const ir::Value* ptr) {
                      : r.shared ? global_dirty_.unknown || global_dirty_.shared
                                 : global_dirty_.any();
   if (meets) {
+    if (async_proxy) target.fence_async_global(S);
     barrier();
     global_dirty_ = {};
   }

@@ -80,14 +80,15 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   const std::uint64_t ring_base = smem_floor_;
   const auto nbuf = static_cast<std::uint64_t>(pl.buffers);
   const std::uint64_t bars_at = ring_base + nbuf * pl.stage_bytes;
-  const std::uint64_t ring_bytes = bars_at - ring_base + (pl.tma ? 8 * nbuf : 0);
+  // (1024-aligned, as every ring: a ring inside this loop's body keeps its swizzle)
+  const std::uint64_t ring_bytes = (bars_at - ring_base + (pl.tma ? 8 * nbuf : 0) + 1023) / 1024 * 1024;
   // how many iterations ahead the copies run: cp.async stages - 1 (the barrier that frees a buffer
   // comes before the dots); the TMA every buffer but the one the dots may still read (its barrier
   // comes after the dots)
   const int ahead = pl.distance();
   smem_bytes_ = std::max(smem_bytes_, ring_base + ring_bytes);
   barrier_before_write();  // earlier users of these bytes are done
-  for (const auto& l : pl.loads) barrier_before_global_read(l.load->operand(0));
+  for (const auto& l : pl.loads) barrier_before_global_read(l.load->operand(0), l.tma);
   auto bar = [&](llvm::Value* slot) {
     return smem_abs(B.CreateAdd(B.getInt64(bars_at), B.CreateMul(B.CreateZExt(slot, i64), B.getInt64(8))));
   };

@@ -54,6 +54,9 @@ class GpuTargetHooks : public TargetHooks {
   /// fence.proxy.async for shared memory: the calling thread's ordinary writes to shared memory
   /// (st.shared, cp.async) become visible to wgmma's operand reads (sm_90).
   virtual void fence_async_shared(Lowering& L) const = 0;
+  /// fence.proxy.async for global memory: the calling thread's ordinary writes to global memory
+  /// become visible to the async proxy (the TMA's reads) (sm_90).
+  virtual void fence_async_global(Lowering& L) const = 0;
   /// wgmma.fence: accumulator registers written by other instructions are ready for wgmma.
   virtual void wgmma_fence(Lowering& L) const = 0;
   /// One warpgroup-wide D += A B, m64 n `n` k16 (wgmma.mma_async, sm_90a): A (K-major) and B

@@ -449,9 +449,16 @@ void cuda_driver::encode_tensor_map(cu::CUtensorMap& map, const tensor_map_spec&
                       where, kernel);
   auto value = [&](const tensor_map_spec::source& s) -> std::int64_t {
     if (s.arg < 0) return s.value;
+    if (static_cast<std::size_t>(s.arg) >= args.size())
+      throw tile::error("internal error: a tensor map names argument " + std::to_string(s.arg) + " of a launch with " +
+                            std::to_string(args.size()),
+                        where, kernel);
     const kernel_arg& a = args[static_cast<std::size_t>(s.arg)];
     return a.k == kernel_arg::kind::pointer ? static_cast<std::int64_t>(a.addr) : a.i;
   };
+  if (t.base.arg < 0 || static_cast<std::size_t>(t.base.arg) >= args.size() ||
+      args[static_cast<std::size_t>(t.base.arg)].k != kernel_arg::kind::pointer)
+    throw tile::error("internal error: a tensor map's base is not a pointer argument", where, kernel);
   const std::int64_t rows = value(t.rows), cols = value(t.cols), stride = value(t.row_stride);
   const std::uint64_t es = size_of(t.elem);
   if (rows <= 0 || cols <= 0)
@@ -515,17 +522,18 @@ void cuda_driver::launch(const module& m, const launch_config& cfg, std::span<co
     params[i] = &slots[i];
   }
   // the TMA's tensor maps, after the arguments (__grid_constant__ parameters of 128 bytes)
-  constexpr std::size_t kMaxMaps = 8;
-  std::array<cu::CUtensorMap, kMaxMaps> maps;
-  std::array<void*, kInline + kMaxMaps> all_params;
+  std::array<cu::CUtensorMap, kMaxTensorMaps> maps;
+  std::vector<void*> all_params;
   const std::size_t nmaps = mod->tensor_maps.size();
   if (nmaps > 0) {
-    if (nmaps > kMaxMaps || args.size() > kInline)
-      throw tile::error("too many arguments and tensor maps for one launch", cfg.where, kernel);
-    for (std::size_t i = 0; i < args.size(); ++i) all_params[i] = params[i];
+    if (nmaps > kMaxTensorMaps)
+      throw tile::error("internal error: " + std::to_string(nmaps) + " tensor maps, more than a launch passes (" +
+                            std::to_string(kMaxTensorMaps) + ")",
+                        cfg.where, kernel);
+    all_params.assign(params, params + args.size());
     for (std::size_t k = 0; k < nmaps; ++k) {
       encode_tensor_map(maps[k], mod->tensor_maps[k], args, kernel, cfg.where);
-      all_params[args.size() + k] = &maps[k];
+      all_params.push_back(&maps[k]);
     }
     params = all_params.data();
   }

@@ -84,6 +84,10 @@ class cuda_context {
   cu::CUcontext ctx_ = nullptr;
 };
 
+/// The most hidden tensor-map parameters a kernel has (the compiler copies no more loads with the
+/// TMA; a launch passes them from its stack).
+inline constexpr std::size_t kMaxTensorMaps = 8;
+
 /// A hidden CUtensorMap parameter of a kernel (after its runtime arguments, in order) that each
 /// launch encodes from the launch's arguments: a 2-D row-major tensor of `elem` at `base`,
 /// `rows` x `cols` elements, `row_stride` elements from one row to the next, copied by the TMA

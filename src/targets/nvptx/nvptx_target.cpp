@@ -323,6 +323,7 @@ std::vector<llvm::Value*> acc_asm(codegen::Lowering& L, const std::string& text,
 }  // namespace
 
 void NvptxTarget::fence_async_shared(codegen::Lowering& L) const { void_asm(L, "fence.proxy.async.shared::cta;"); }
+void NvptxTarget::fence_async_global(codegen::Lowering& L) const { void_asm(L, "fence.proxy.async.global;"); }
 void NvptxTarget::wgmma_fence(codegen::Lowering& L) const { void_asm(L, "wgmma.fence.sync.aligned;"); }
 void NvptxTarget::wgmma_commit(codegen::Lowering& L) const { void_asm(L, "wgmma.commit_group.sync.aligned;"); }
 
