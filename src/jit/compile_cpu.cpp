@@ -21,12 +21,9 @@
 #include "jit/dump.hpp"
 #include "jit/llvm_passes.hpp"
 #include "jit/orc.hpp"
+#include "support/build_id.hpp"
 #include "support/env.hpp"
 #include "targets/cpu/cpu_target.hpp"
-
-#ifndef TILE_VERSION
-#define TILE_VERSION "dev"
-#endif
 
 namespace tile::jit {
 namespace {
@@ -124,7 +121,7 @@ std::unique_ptr<drivers::module> compile_cpu(std::shared_ptr<const ir::Function>
   key.ir_hash = ir::structural_hash(*fn);
   key.target = targets::cpu::host().key();
   key.options = kOptions;
-  key.version = TILE_VERSION;
+  key.version = support::build_id();
   key.kernel = fn->name;
   const std::string digest = key.digest();
 

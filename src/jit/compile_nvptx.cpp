@@ -24,14 +24,11 @@
 #include "jit/ptxas.hpp"
 #include "layout/assign_layouts.hpp"
 #include "schedule/software_pipeline.hpp"
+#include "support/build_id.hpp"
 #include "transforms/lower_descriptor_loads.hpp"
 #include "transforms/pipeline.hpp"
 #include "support/env.hpp"
 #include "targets/nvptx/nvptx_target.hpp"
-
-#ifndef TILE_VERSION
-#define TILE_VERSION "dev"
-#endif
 
 namespace tile::jit {
 namespace {
@@ -90,7 +87,7 @@ cache_key key_for(const ir::Function& fn, const targets::nvptx::arch& a) {
   key.ir_hash = ir::structural_hash(fn);
   key.target = "nvptx-" + a.name();
   key.options = std::string(kOptions) + ";w" + std::to_string(fn.num_warps) + ";s" + std::to_string(fn.num_stages);
-  key.version = TILE_VERSION;
+  key.version = support::build_id();
   key.kernel = fn.name;
   return key;
 }

@@ -26,7 +26,7 @@ struct cache_key {
   std::uint64_t ir_hash = 0;  // structural hash of the tile IR
   std::string target;         // "cpu-x86_64-znver3+avx2...", "sm_90a", ...
   std::string options;        // target options text (opt level, num_warps, ...)
-  std::string version;        // library version (the TILE_VERSION string)
+  std::string version;        // which build of the library (support::build_id(): version + binary)
   std::string kernel;         // kernel name; also makes file names readable
 
   /// Stable 128-bit digest as 32 lowercase hex digits (FNV-1a 64 and XXH64 over text()); the same

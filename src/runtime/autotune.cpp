@@ -24,6 +24,7 @@
 
 #include "jit/disk_cache.hpp"
 #include "runtime/device_impl.hpp"
+#include "support/build_id.hpp"
 #include "support/env.hpp"
 #include "tile/runtime/autotune.hpp"
 #include "tile/runtime/testing.hpp"
@@ -248,7 +249,7 @@ std::size_t autotuner_core::state::choose(const launch_grid& grid, std::span<con
     if (ck) ck->target = "autotune;" + (dev ? dev->name() : std::string("best"));
     if (ck) {
       ck->options = configs + ";key " + text;
-      ck->version = TILE_VERSION;
+      ck->version = support::build_id();
     }
     if (auto payload = ck ? tuning_cache()->load(*ck, "tune") : std::nullopt) {
       for (std::size_t i = 0; i < opt.configs.size(); ++i)

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "jit/disk_cache.hpp"
+#include "support/build_id.hpp"
 
 extern char** environ;
 
@@ -211,6 +212,18 @@ TEST_CASE("disk cache: every key field decides the entry") {
   CHECK(cache.load(k) == std::string("other payload"));
   CHECK(cache.load(base) == std::string("base payload"));
   CHECK(err.text().empty());  // different keys are plain misses, never "corrupt"
+}
+
+TEST_CASE("disk cache: entries are keyed by the build (version and binary), so a rebuilt compiler misses") {
+  // support::build_id(): the version, then the size and modification time of the binary that
+  // holds tile (libtile.so here): a rebuilt library with the same version has another id
+  const std::string& id = tile::support::build_id();
+  INFO(id);
+  const auto plus = id.find('+');
+  REQUIRE(plus != std::string::npos);
+  CHECK(plus > 0);
+  CHECK(id.find('.', plus) != std::string::npos);
+  CHECK(&tile::support::build_id() == &id);  // computed once
 }
 
 TEST_CASE("disk cache: digests and file names") {
