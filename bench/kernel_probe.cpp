@@ -74,14 +74,8 @@ auto make_matmul_prefetch() {
                                             tl::constexpr_<"GROUP_M"> GROUP_M) {
     using tl::_;
     using tl::newaxis;
-    auto pid = tl::program_id(0);
-    auto num_pid_m = tl::cdiv(M, BM);
-    auto num_pid_n = tl::cdiv(N, BN);
-    auto num_pid_in_group = GROUP_M * num_pid_n;
-    auto first_pid_m = pid / num_pid_in_group * GROUP_M;
-    auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);
-    auto pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m;
-    auto pid_n = (pid % num_pid_in_group) / group_size_m;
+    const auto block = bench::grouped_block(M, N, BM, BN, GROUP_M);
+    const tl::tensor &pid_m = block.first, &pid_n = block.second;
     auto offs_am = (pid_m * BM + tl::arange(0, BM)) % M;
     auto offs_bn = (pid_n * BN + tl::arange(0, BN)) % N;
     auto offs_k = tl::arange(0, BK);
@@ -99,10 +93,7 @@ auto make_matmul_prefetch() {
       av = an;
       bv = bn;
     });
-    auto offs_cm = pid_m * BM + tl::arange(0, BM);
-    auto offs_cn = pid_n * BN + tl::arange(0, BN);
-    tl::store(c + N * offs_cm(_, newaxis) + offs_cn(newaxis, _), tl::cast<tl::f16>(acc),
-              (offs_cm(_, newaxis) < M) & (offs_cn(newaxis, _) < N));
+    bench::store_block<tile::half>(c, acc, M, N, N, 1, pid_m, pid_n, BM, BN);
   });
 }
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include <tile/tile.hpp>
 
@@ -110,6 +111,35 @@ inline auto make_layer_norm_fast() { return make_layer_norm_numerics(true); }
 /// leaky ReLU, as in Triton's matmul tutorial (and sample 03): x where x >= 0, else 0.01·x.
 inline tl::tensor leaky_relu(const tl::tensor& x) { return tl::where(x >= 0, x, 0.01f * x); }
 
+/// The (pid_m, pid_n) block of C that this program computes, in the grouped order of Triton's
+/// matmul tutorial: GROUP_M block-rows walked before the next block-column, so neighbouring
+/// programs share A and B blocks in L2.
+inline std::pair<tl::tensor, tl::tensor> grouped_block(const auto& M, const auto& N, const auto& BM, const auto& BN,
+                                                      const auto& GROUP_M) {
+  auto pid = tl::program_id(0);
+  auto num_pid_m = tl::cdiv(M, BM);
+  auto num_pid_n = tl::cdiv(N, BN);
+  auto num_pid_in_group = GROUP_M * num_pid_n;
+  auto group_id = pid / num_pid_in_group;
+  auto first_pid_m = group_id * GROUP_M;
+  auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);
+  return {first_pid_m + (pid % num_pid_in_group) % group_size_m, (pid % num_pid_in_group) / group_size_m};
+}
+
+/// The matmul's epilogue: `acc` (f32) cast to Out and stored as block (pid_m, pid_n) of C, masked
+/// at C's edges.
+template <class Out>
+inline void store_block(const auto& c, const tl::tensor& acc, const auto& M, const auto& N, const auto& stride_cm,
+                        const auto& stride_cn, const tl::tensor& pid_m, const tl::tensor& pid_n, const auto& BM,
+                        const auto& BN) {
+  using tl::_;
+  using tl::newaxis;
+  auto offs_cm = pid_m * BM + tl::arange(0, BM);
+  auto offs_cn = pid_n * BN + tl::arange(0, BN);
+  auto c_ptrs = c + stride_cm * offs_cm(_, newaxis) + stride_cn * offs_cn(newaxis, _);
+  tl::store(c_ptrs, tl::cast<Out>(acc), (offs_cm(_, newaxis) < M) & (offs_cn(newaxis, _) < N));
+}
+
 /// One program of Triton's matmul tutorial kernel: the BM × BN block of C = A @ B (row-major
 /// strides given) that program id picks in the grouped order (GROUP_M block-rows walked before
 /// the next block-column, so neighbouring programs share A and B blocks in L2), accumulated in
@@ -124,15 +154,8 @@ inline void matmul_program(const auto& a, const auto& b, const auto& c, const au
                            tl::precision precision = tl::precision::tf32) {
   using tl::_;
   using tl::newaxis;
-  auto pid = tl::program_id(0);
-  auto num_pid_m = tl::cdiv(M, BM);
-  auto num_pid_n = tl::cdiv(N, BN);
-  auto num_pid_in_group = GROUP_M * num_pid_n;
-  auto group_id = pid / num_pid_in_group;
-  auto first_pid_m = group_id * GROUP_M;
-  auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);
-  auto pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m;
-  auto pid_n = (pid % num_pid_in_group) / group_size_m;
+  const auto block = grouped_block(M, N, BM, BN, GROUP_M);
+  const tl::tensor &pid_m = block.first, &pid_n = block.second;
   auto offs_am = (pid_m * BM + tl::arange(0, BM)) % M;
   auto offs_bn = (pid_n * BN + tl::arange(0, BN)) % N;
   auto offs_k = tl::arange(0, BK);
@@ -146,11 +169,7 @@ inline void matmul_program(const auto& a, const auto& b, const auto& c, const au
     a_ptrs += BK * stride_ak;
     b_ptrs += BK * stride_bk;
   });
-  if (activation) acc = leaky_relu(acc);
-  auto offs_cm = pid_m * BM + tl::arange(0, BM);
-  auto offs_cn = pid_n * BN + tl::arange(0, BN);
-  auto c_ptrs = c + stride_cm * offs_cm(_, newaxis) + stride_cn * offs_cn(newaxis, _);
-  tl::store(c_ptrs, tl::cast<Out>(acc), (offs_cm(_, newaxis) < M) & (offs_cn(newaxis, _) < N));
+  store_block<Out>(c, activation ? leaky_relu(acc) : acc, M, N, stride_cm, stride_cn, pid_m, pid_n, BM, BN);
 }
 
 /// matmul_program with A and B read through tensor descriptors (Triton's tutorial 09 form): the
@@ -162,28 +181,15 @@ inline void matmul_desc_program(const auto& a, const auto& b, const auto& c, con
                                 const auto& stride_am, const auto& stride_ak, const auto& stride_bk, const auto& stride_bn,
                                 const auto& stride_cm, const auto& stride_cn, const auto& BM, const auto& BN,
                                 const auto& BK, const auto& GROUP_M, bool activation) {
-  using tl::_;
-  using tl::newaxis;
-  auto pid = tl::program_id(0);
-  auto num_pid_m = tl::cdiv(M, BM);
-  auto num_pid_n = tl::cdiv(N, BN);
-  auto num_pid_in_group = GROUP_M * num_pid_n;
-  auto group_id = pid / num_pid_in_group;
-  auto first_pid_m = group_id * GROUP_M;
-  auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);
-  auto pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m;
-  auto pid_n = (pid % num_pid_in_group) / group_size_m;
+  const auto block = grouped_block(M, N, BM, BN, GROUP_M);
+  const tl::tensor &pid_m = block.first, &pid_n = block.second;
   auto a_desc = tl::make_tensor_descriptor(a, {M, K}, {stride_am, stride_ak}, {BM, BK});
   auto b_desc = tl::make_tensor_descriptor(b, {K, N}, {stride_bk, stride_bn}, {BK, BN});
   auto acc = tl::zeros<float>({BM, BN});
   tl::for_range(0, tl::cdiv(K, BK), [&](tl::tensor k) {
     acc = tl::dot(a_desc.load({pid_m * BM, k * BK}), b_desc.load({k * BK, pid_n * BN}), acc);
   });
-  if (activation) acc = leaky_relu(acc);
-  auto offs_cm = pid_m * BM + tl::arange(0, BM);
-  auto offs_cn = pid_n * BN + tl::arange(0, BN);
-  auto c_ptrs = c + stride_cm * offs_cm(_, newaxis) + stride_cn * offs_cn(newaxis, _);
-  tl::store(c_ptrs, tl::cast<Out>(acc), (offs_cm(_, newaxis) < M) & (offs_cn(newaxis, _) < N));
+  store_block<Out>(c, activation ? leaky_relu(acc) : acc, M, N, stride_cm, stride_cn, pid_m, pid_n, BM, BN);
 }
 
 /// Triton's matmul tutorial (sample 03's kernel without the activation): f16 in, f32 accumulate,

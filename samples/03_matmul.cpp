@@ -68,13 +68,7 @@ int main() {
   matmul[grid](a, b, c, M, N, K, K, 1, N, 1, N, 1, "BLOCK_M"_c = BM, "BLOCK_N"_c = BN, "BLOCK_K"_c = BK,
                "GROUP_M"_c = 8, "ACTIVATION"_c = true);
 
-  std::vector<float> want(static_cast<std::size_t>(M) * N);
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < N; ++j) {
-      float s = 0;
-      for (int k = 0; k < K; ++k) s += float(ha[static_cast<std::size_t>(i) * K + k]) * float(hb[static_cast<std::size_t>(k) * N + j]);
-      want[static_cast<std::size_t>(i) * N + j] = s >= 0 ? s : 0.01f * s;
-    }
+  const std::vector<float> want = sample::matmul_leaky_relu_reference(ha, hb, M, N, K);
   // f16 output: half an ulp of values up to ~8 is 2^-8.
   return sample::report("03_matmul", dev, sample::max_abs_error(c.to_host(), want), 1.0 / 128);
 }

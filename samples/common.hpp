@@ -46,6 +46,20 @@ double max_abs_error(const std::vector<A>& got, const std::vector<B>& want) {
 /// Prints "<name> on <backend>: max error <e> (tolerance <tol>) — OK|FAILED" and returns the
 /// process exit code. On a device that compiles but runs nothing (TILE_BACKEND=null) there are
 /// no results to check: it says so and returns 0.
+/// The matmul samples' reference: leaky_relu(A @ B) for row-major A [M, K] and B [K, N] of f16,
+/// summed in f32 in k order.
+inline std::vector<float> matmul_leaky_relu_reference(const std::vector<tile::half>& a, const std::vector<tile::half>& b,
+                                                      int M, int N, int K) {
+  std::vector<float> want(static_cast<std::size_t>(M) * N);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      float s = 0;
+      for (int k = 0; k < K; ++k) s += float(a[static_cast<std::size_t>(i) * K + k]) * float(b[static_cast<std::size_t>(k) * N + j]);
+      want[static_cast<std::size_t>(i) * N + j] = s >= 0 ? s : 0.01f * s;
+    }
+  return want;
+}
+
 inline int report(const std::string& name, const tile::device& dev, double err, double tol) {
   if (!dev.computes()) {
     std::printf("%s: compiled for %s, not run: results not checked\n", name.c_str(), dev.name().c_str());

@@ -285,9 +285,32 @@ auto matmul = tile::kernel("matmul", [](tl::ptr<In> a, tl::ptr<In> b, tl::ptr<fl
   tl::store(c + rm(_, newaxis) * N + rn(newaxis, _), acc, (rm(_, newaxis) < M) & (rn(newaxis, _) < N));
 });
 
+// the same product through tensor descriptors (Triton's tutorial 09 form): no pointer arithmetic
+// and no masks in the kernel; on sm_90a both loads become TMA copies into the ring
+template <class In>
+auto matmul_desc = tile::kernel("matmul_desc", [](tl::ptr<In> a, tl::ptr<In> b, tl::ptr<float> c, tl::i32 M, tl::i32 N,
+                                                  tl::i32 K, tl::i32 stride_am, tl::i32 stride_ak, tl::i32 stride_bk,
+                                                  tl::i32 stride_bn, tl::constexpr_<"BM"> BM, tl::constexpr_<"BN"> BN,
+                                                  tl::constexpr_<"BK"> BK) {
+  auto pid = tl::program_id(0);
+  auto n_blocks_n = tl::cdiv(N, BN);
+  auto m0 = (pid / n_blocks_n) * BM, n0 = (pid % n_blocks_n) * BN;
+  auto ad = tl::make_tensor_descriptor(a, {M, K}, {stride_am, stride_ak}, {BM, BK});
+  auto bd = tl::make_tensor_descriptor(b, {K, N}, {stride_bk, stride_bn}, {BK, BN});
+  auto cd = tl::make_tensor_descriptor(c, {M, N}, {N, 1}, {BM, BN});
+  auto acc = tl::zeros<float>({BM, BN});
+  tl::for_range(0, tl::cdiv(K, BK), [&](tl::tensor kb) {
+    acc = tl::dot(ad.load({m0, kb * BK}), bd.load({kb * BK, n0}), acc, tl::precision::ieee);
+  });
+  cd.store({m0, n0}, acc);
+});
+
+/// c = a @ b by `matmul` (pointer tiles) or, with `descriptors`, by `matmul_desc`, against the
+/// host product.
 template <class In>
 void check_matmul(int M, int N, int K, int BM, int BN, int BK, bool b_transposed, unsigned seed, int warps = 4,
-                  int stages = 3) {
+                  int stages = 3, bool descriptors = false) {
+  CAPTURE(descriptors);
   CAPTURE(warps);
   CAPTURE(stages);
   CAPTURE(M);
@@ -305,8 +328,12 @@ void check_matmul(int M, int N, int K, int BM, int BN, int BK, bool b_transposed
   auto c = d.alloc<float>(ix(M * N));  // exactly M * N: a store past the edge would be an error
   const int sbk = b_transposed ? 1 : N, sbn = b_transposed ? K : 1;
   const int programs = tile::cdiv(M, BM) * tile::cdiv(N, BN);
-  matmul<In>[{programs}](a, b, c, M, N, K, K, 1, sbk, sbn, "BM"_c = BM, "BN"_c = BN, "BK"_c = BK, "num_warps"_c = warps,
-                         "num_stages"_c = stages);
+  if (descriptors)
+    matmul_desc<In>[{programs}](a, b, c, M, N, K, K, 1, sbk, sbn, "BM"_c = BM, "BN"_c = BN, "BK"_c = BK,
+                                "num_warps"_c = warps, "num_stages"_c = stages);
+  else
+    matmul<In>[{programs}](a, b, c, M, N, K, K, 1, sbk, sbn, "BM"_c = BM, "BN"_c = BN, "BK"_c = BK, "num_warps"_c = warps,
+                           "num_stages"_c = stages);
   // masked lanes add products 0 * x = ±0, which leave a sum unchanged: the plain product
   check_dot_result(c.to_host(), ref_dot(ha, hb, {}, M, N, K, false), ha, hb, std::vector<float>{}, M, N, K);
 }
@@ -373,60 +400,20 @@ TEST_CASE("blocked matmul, software-pipelined on the GPU: K a multiple of 16, so
   check_matmul<tile::half>(128, 128, 48, 128, 64, 16, true, 31, 4, 3);    // B through strides (1, K): not pipelined
 }
 
-namespace {
-// the matmul through tensor descriptors (Triton's tutorial 09 form): no pointer arithmetic and no
-// masks in the kernel; on sm_90a both loads become TMA copies into the ring
-template <class In>
-auto matmul_desc = tile::kernel("matmul_desc", [](tl::ptr<In> a, tl::ptr<In> b, tl::ptr<float> c, tl::i32 M, tl::i32 N,
-                                                  tl::i32 K, tl::constexpr_<"BM"> BM, tl::constexpr_<"BN"> BN,
-                                                  tl::constexpr_<"BK"> BK) {
-  auto pid = tl::program_id(0);
-  auto n_blocks_n = tl::cdiv(N, BN);
-  auto m0 = (pid / n_blocks_n) * BM, n0 = (pid % n_blocks_n) * BN;
-  auto ad = tl::make_tensor_descriptor(a, {M, K}, {K, 1}, {BM, BK});
-  auto bd = tl::make_tensor_descriptor(b, {K, N}, {N, 1}, {BK, BN});
-  auto cd = tl::make_tensor_descriptor(c, {M, N}, {N, 1}, {BM, BN});
-  auto acc = tl::zeros<float>({BM, BN});
-  tl::for_range(0, tl::cdiv(K, BK), [&](tl::tensor kb) {
-    acc = tl::dot(ad.load({m0, kb * BK}), bd.load({kb * BK, n0}), acc);
-  });
-  cd.store({m0, n0}, acc);
-});
-
-template <class In>
-void check_matmul_desc(int M, int N, int K, int BM, int BN, int BK, unsigned seed, int warps, int stages) {
-  CAPTURE(M);
-  CAPTURE(N);
-  CAPTURE(K);
-  CAPTURE(BM);
-  CAPTURE(BN);
-  CAPTURE(BK);
-  CAPTURE(warps);
-  CAPTURE(stages);
-  auto ha = lt2::random_vec<In>(ix(M * K), seed, -1, 1), hb = lt2::random_vec<In>(ix(K * N), seed + 1, -1, 1);
-  auto d = lt2::dev();
-  auto a = d.upload(ha), b = d.upload(hb);
-  auto c = d.alloc<float>(ix(M * N));
-  const int programs = tile::cdiv(M, BM) * tile::cdiv(N, BN);
-  matmul_desc<In>[{programs}](a, b, c, M, N, K, "BM"_c = BM, "BN"_c = BN, "BK"_c = BK, "num_warps"_c = warps,
-                              "num_stages"_c = stages);
-  check_dot_result(c.to_host(), ref_dot(ha, hb, {}, M, N, K, false), ha, hb, std::vector<float>{}, M, N, K);
-}
-}  // namespace
-
 TEST_CASE("matmul through tensor descriptors: TMA copies on sm_90a (boxes of 32, 64 and 128-byte rows), masked loads elsewhere") {
   // edges in every direction (the TMA zero-fills outside the tensor), K steps past the end, B in
   // two and four 64-column boxes, fewer iterations than stages
   // (strides are N and K: the TMA needs them multiples of 16 elements, which the launch's
   // specialization tells the compiler, so K and N below are; 136 is not: masked loads)
-  check_matmul_desc<tile::half>(200, 144, 208, 64, 64, 64, 51, 4, 3);
-  check_matmul_desc<tile::bfloat16>(256, 256, 192, 128, 256, 64, 53, 8, 3);
-  check_matmul_desc<tile::half>(130, 208, 96, 128, 128, 32, 55, 8, 4);   // 64-byte rows of A: 64-byte swizzle
-  check_matmul_desc<tile::half>(200, 136, 200, 64, 64, 64, 63, 4, 3);    // row strides not multiples of 16: masked loads
-  check_matmul_desc<tile::half>(64, 48, 80, 64, 32, 16, 57, 4, 2);       // 32-byte rows of A and B
-  check_matmul_desc<tile::half>(64, 64, 32, 64, 64, 64, 59, 4, 4);       // one iteration, four stages
-  check_matmul_desc<tile::half>(96, 64, 64, 32, 64, 32, 61, 4, 3);       // BM 32: no wgmma, masked loads
-  check_matmul_desc<tile::half>(64, 64, 0, 64, 64, 64, 65, 4, 3);        // K = 0: another specialization (no TMA), c = 0
+  check_matmul<tile::half>(200, 144, 208, 64, 64, 64, false, 51, 4, 3, true);
+  check_matmul<tile::bfloat16>(256, 256, 192, 128, 256, 64, false, 53, 8, 3, true);
+  check_matmul<tile::half>(130, 208, 96, 128, 128, 32, false, 55, 8, 4, true);   // 64-byte rows of A: 64-byte swizzle
+  check_matmul<tile::half>(200, 136, 200, 64, 64, 64, false, 63, 4, 3, true);    // row strides not multiples of 16: masked loads
+  check_matmul<tile::half>(64, 48, 80, 64, 32, 16, false, 57, 4, 2, true);       // 32-byte rows of A and B
+  check_matmul<tile::half>(64, 64, 32, 64, 64, 64, false, 59, 4, 4, true);       // one iteration, four stages
+  check_matmul<tile::half>(96, 64, 64, 32, 64, 32, false, 61, 4, 3, true);       // BM 32: no wgmma, masked loads
+  check_matmul<tile::half>(64, 64, 0, 64, 64, 64, false, 65, 4, 3, true);        // K = 0: another specialization (no TMA), c = 0
+  check_matmul<tile::half>(128, 96, 64, 64, 32, 32, true, 67, 4, 3, true);       // B through strides (1, K): masked loads
 }
 
 TEST_CASE("dot rejects M, N or K below 16, mismatched inner dimensions and bad dtypes") {
