@@ -21,6 +21,7 @@
 
 #include "gpu.hpp"
 #include "kernels.hpp"
+#include "triton_kernels.hpp"
 
 using namespace tile::literals;
 using tile::half;
@@ -56,14 +57,17 @@ int main() {
   const std::int64_t M = 4096;
   const float eps = 1e-5f;
 
-  auto b = bench::sweep("gpu-layer-norm", "N", {1024, 2048, 4096, 8192}, {"tile", "tile fast div/sqrt", "tile row in registers", "tile tuned warps", "D2D copy"},
-                        {"tile", "D2D copy"},
+  auto b = bench::sweep("gpu-layer-norm", "N", {1024, 2048, 4096, 8192}, {"tile", "Triton (this process)", "tile fast div/sqrt", "tile row in registers", "tile tuned warps", "D2D copy"},
+                        {"tile", "Triton (this process)", "D2D copy"},
                         "GB/s", true);
   std::int64_t n = 0, block = 0;
   int warps = 4;
   tile::buffer<half> x, y, w, bias;
   auto dmean = dev->alloc<float>(M), drstd = dev->alloc<float>(M);
   std::optional<bench::gpu::d2d_copy> copy;
+  std::optional<bench::gpu::triton_kernel> triton;
+  double triton_gbps = NAN;  // measured with "tile", in alternating rounds
+  std::vector<std::string> speedups;
   auto run_tile = [&] {
     layer_norm[{M}](x, y, w, bias, dmean, drstd, n, n, eps, "BLOCK"_c = block, "num_warps"_c = warps);
   };
@@ -112,8 +116,37 @@ int main() {
         bench::check(what + " (rstd)", bench::max_abs_error(bench::download(drstd), rstd), 1e-3);
       }
       copy.emplace(*dev, std::size_t(M * n + n) * sizeof(half));
+      triton = bench::gpu::triton_kernel::find(*dev, "layer_norm-" + std::to_string(n));
+      if (triton) {  // Triton's kernel checked like tile's
+        using tk = bench::gpu::triton_kernel;
+        y.fill_zero();
+        triton->launch(M, {tk::arg(x), tk::arg(y), tk::arg(w), tk::arg(bias), tk::arg(dmean), tk::arg(drstd),
+                           tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(eps)});
+        const auto got = y.to_host();
+        double err = 0;
+        for (std::size_t i = 0; i < size; ++i) err = std::max(err, double(std::abs(float(got[i]) - want[i])));
+        bench::check("Triton layer_norm N=" + std::to_string(n), err, 1.0 / 64);
+      }
     }
-    if (provider == "tile") return bench::gpu::gbps(bytes(), bench::median_ms(run_tile, timer.get()));
+    if (provider == "tile") {
+      if (!triton) return bench::gpu::gbps(bytes(), bench::median_ms(run_tile, timer.get()));
+      using tk = bench::gpu::triton_kernel;
+      const auto r = bench::gpu::interleaved(run_tile, [&] {
+        triton->launch(M, {tk::arg(x), tk::arg(y), tk::arg(w), tk::arg(bias), tk::arg(dmean), tk::arg(drstd),
+                           tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(eps)});
+      }, timer.get());
+      triton_gbps = bench::gpu::gbps(bytes(), r.b_ms);
+      char line[160];
+      std::snprintf(line, sizeof line, "  N = %lld: Triton's time / tile's per round %.3f ... %.3f (%d registers / Triton %d)",
+                    static_cast<long long>(n), r.speedup_min, r.speedup_max,
+                    bench::gpu::registers(tile::detail::compiled_module(
+                        layer_norm, {x, y, w, bias, dmean, drstd, n, n, eps},
+                        {tile::named("BLOCK", block), tile::named("num_warps", warps)})),
+                    triton->num_regs());
+      speedups.push_back(line);
+      return bench::gpu::gbps(bytes(), r.a_ms);
+    }
+    if (provider == "Triton (this process)") return triton ? triton_gbps : NAN;
     if (provider == "tile tuned warps") {
       run_tuned();  // tunes (untimed)
       const double gbps = bench::gpu::gbps(bytes(), bench::median_ms(run_tuned, timer.get()));
@@ -124,6 +157,7 @@ int main() {
     if (provider == "tile fast div/sqrt") return bench::gpu::gbps(bytes(), bench::median_ms(run_fast, timer.get()));
     return bench::gpu::gbps(2.0 * double(copy->bytes()), bench::median_ms([&] { (*copy)(); }, timer.get()));
   });
+  for (const auto& line : speedups) std::printf("%s\n", line.c_str());
   std::printf("M = %lld rows, f16 data, f32 statistics, BLOCK = next_pow2(N), num_warps = min(max(BLOCK/256, 1), 8); "
               "GB/s: (2·M·N + 2·N)·2 bytes; D2D copy: (M·N + N)·2 bytes copied, counted 2x\n",
               static_cast<long long>(M));

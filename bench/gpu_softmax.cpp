@@ -8,12 +8,16 @@
 //   D2D copy  2·(M·N·4) bytes (a copy reads and writes each byte once)
 // Times: do_bench with CUDA events and a 256 MB L2 flush before each repetition. tile's result is
 // checked against the same math in C++ (max; exp(x - max) and its sum; divide) first.
+// "Triton (this process)": Triton's own cubin of the tutorial kernel (bench/triton/_export_kernels.py,
+// found through TILE_TRITON_KERNELS; NaN without it) launched from this process, timed with "tile"
+// in alternating rounds (bench/triton_kernels.hpp): the comparison the target is judged by.
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
 #include "gpu.hpp"
 #include "kernels.hpp"
+#include "triton_kernels.hpp"
 
 using namespace tile::literals;
 
@@ -31,13 +35,21 @@ int main() {
 
   std::vector<double> sizes;
   for (int c = 256; c <= 16384; c *= 2) sizes.push_back(c);
-  auto b = bench::sweep("gpu-softmax", "N", sizes, {"tile", "D2D copy"}, {"tile", "D2D copy"}, "GB/s", true);
+  auto b = bench::sweep("gpu-softmax", "N", sizes, {"tile", "Triton (this process)", "D2D copy"},
+                        {"tile", "Triton (this process)", "D2D copy"}, "GB/s", true);
 
   std::int64_t n = 0, block = 0;
   int warps = 4;
   tile::buffer<float> x, y;
   std::optional<bench::gpu::d2d_copy> copy;
+  std::optional<bench::gpu::triton_kernel> triton;
+  double triton_gbps = NAN;  // measured with "tile", in alternating rounds
+  std::vector<std::string> speedups;
   auto run_tile = [&] { softmax[{M}](y, x, n, n, "BLOCK"_c = block, "num_warps"_c = warps); };
+  using tk = bench::gpu::triton_kernel;
+  auto run_triton = [&] {  // softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols)
+    triton->launch(M, {tk::arg(y), tk::arg(x), tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n))});
+  };
   auto bytes = [&] { return 2.0 * double(M * n) * sizeof(float); };
 
   tile::testing::run(b, [&](double xv, const std::string& provider) {
@@ -53,10 +65,30 @@ int main() {
       run_tile();
       bench::check("tile softmax N=" + std::to_string(n), bench::max_abs_error(bench::download(y), want), 1e-5);
       copy.emplace(*dev, size * sizeof(float));
+      triton = bench::gpu::triton_kernel::find(*dev, "softmax-" + std::to_string(n));
+      if (triton) {  // Triton's kernel checked like tile's
+        y.fill_zero();
+        run_triton();
+        bench::check("Triton softmax N=" + std::to_string(n), bench::max_abs_error(bench::download(y), want), 1e-5);
+      }
     }
-    if (provider == "tile") return bench::gpu::gbps(bytes(), bench::median_ms(run_tile, timer.get()));
+    if (provider == "tile") {
+      if (!triton) return bench::gpu::gbps(bytes(), bench::median_ms(run_tile, timer.get()));
+      const auto r = bench::gpu::interleaved(run_tile, run_triton, timer.get());
+      triton_gbps = bench::gpu::gbps(bytes(), r.b_ms);
+      char line[160];
+      std::snprintf(line, sizeof line, "  N = %lld: Triton's time / tile's per round %.3f ... %.3f (%d registers / Triton %d)",
+                    static_cast<long long>(n), r.speedup_min, r.speedup_max,
+                    bench::gpu::registers(tile::detail::compiled_module(
+                        softmax, {y, x, n, n}, {tile::named("BLOCK", block), tile::named("num_warps", warps)})),
+                    triton->num_regs());
+      speedups.push_back(line);
+      return bench::gpu::gbps(bytes(), r.a_ms);
+    }
+    if (provider == "Triton (this process)") return triton ? triton_gbps : NAN;
     return bench::gpu::gbps(2.0 * double(copy->bytes()), bench::median_ms([&] { (*copy)(); }, timer.get()));
   });
+  for (const auto& line : speedups) std::printf("%s\n", line.c_str());
   std::printf("M = %lld rows, one program per row, BLOCK = next_pow2(N), num_warps 4 / 8 (BLOCK >= 2048) / 16 (>= "
               "4096); GB/s: 2·M·N·4 bytes; D2D copy: M·N·4 bytes copied, counted 2x\n", static_cast<long long>(M));
   return 0;

@@ -273,6 +273,47 @@ TEST_CASE("global memory order: no barrier between accesses of arguments the lau
   }
 }
 
+namespace {
+// the tutorial layer norm's first half: a loop that never touches shared memory, then a sum
+// across warps (through shared memory), then another loop and another sum
+auto loop_then_sums = tile::kernel("loop_then_sums", [](tl::ptr<float> x, tl::ptr<float> out, tl::i32 n,
+                                                        tl::constexpr_<"BLOCK"> BLOCK) {
+  auto acc = tl::zeros<float>({BLOCK});
+  tl::for_range(0, n, BLOCK, [&](tl::tensor off) { acc += tl::load(x + off + tl::arange(0, BLOCK), off + tl::arange(0, BLOCK) < n, 0.0f); });
+  auto mean = tl::sum(acc, 0);
+  auto sq = tl::zeros<float>({BLOCK});
+  tl::for_range(0, n, BLOCK, [&](tl::tensor off) {
+    auto d = tl::load(x + off + tl::arange(0, BLOCK), off + tl::arange(0, BLOCK) < n, 0.0f) - mean;
+    sq += d * d;
+  });
+  tl::store(out, tl::sum(sq, 0));
+});
+}  // namespace
+
+TEST_CASE("shared memory barriers: a loop or branch that uses no shared memory leaves it as it was") {
+  dump_dir d;
+  auto dev = tile::device::get("null");
+  auto x = dev.alloc<float>(2048), out = dev.alloc<float>(1);
+  loop_then_sums[{1}](x, out, 2048, "BLOCK"_c = 1024, "num_warps"_c = 4);
+  const std::string ptx = d.read("loop_then_sums", "ptx");
+  INFO(ptx);
+  // first sum: its partials written, a barrier, read (nothing before it to wait for); second sum:
+  // a barrier before its writes (the first sum's reads), then the same
+  CHECK(count(ptx, "bar.sync") == 3);
+  CHECK(count(ptx, "st.shared") == 2);
+  // the kernel is right on every backend (the interpreter, checking each access)
+  auto idev = tile::device::get("interpreter");
+  std::vector<float> hx(2048);
+  for (std::size_t i = 0; i < hx.size(); ++i) hx[i] = static_cast<float>(i % 7) - 3.0f;
+  auto ix = idev.upload(hx);
+  auto iout = idev.alloc<float>(1);
+  loop_then_sums[{1}](ix, iout, 2048, "BLOCK"_c = 1024, "num_warps"_c = 4);
+  double mean = 0, sq = 0;
+  for (float v : hx) mean += v;
+  for (float v : hx) sq += (v - mean) * (v - mean);
+  CHECK(iout.to_host()[0] == doctest::Approx(sq).epsilon(1e-5));
+}
+
 TEST_CASE("fast_div and fast_sqrt are Triton's div.full.f32 and sqrt.approx.f32; `/` and sqrt stay IEEE") {
   dump_dir d;
   auto k = tile::kernel("fast_math", [](tl::ptr<float> x, tl::ptr<float> y) {

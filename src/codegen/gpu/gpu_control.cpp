@@ -98,6 +98,10 @@ void GpuLowering::lower_control(const ir::Op& op) {
       std::vector<DV> cur;
       Carried c = make_phis(init, cur);
       add_incoming(c, init, pre);
+      // shared memory: the body's first write waits for the previous iteration's reads; after
+      // the loop, as before it unless the body used shared memory
+      const bool dirty_before = smem_dirty_;
+      const std::uint64_t uses_before = smem_uses_;
       smem_dirty_ = true;
       const GlobalWrites body_writes = writes_global(*op.region(0));
       global_dirty_ |= body_writes;  // the previous iteration's stores
@@ -114,7 +118,7 @@ void GpuLowering::lower_control(const ir::Op& op) {
       Carried r = make_phis(init, res);
       add_incoming(r, init, pre);
       add_incoming(r, y, latch);
-      smem_dirty_ = true;
+      smem_dirty_ = smem_uses_ != uses_before || dirty_before;
       global_dirty_ |= body_writes;
       for (std::size_t k = 0; k < res.size(); ++k) {
         res[k].type = op.result(static_cast<unsigned>(k))->type;
@@ -135,6 +139,8 @@ void GpuLowering::lower_control(const ir::Op& op) {
       std::vector<DV> cur;
       Carried c = make_phis(init, cur);
       add_incoming(c, init, pre);
+      const bool dirty_before = smem_dirty_;  // as in `for`
+      const std::uint64_t uses_before = smem_uses_;
       smem_dirty_ = true;
       GlobalWrites loop_writes = writes_global(*op.region(0));
       loop_writes |= writes_global(*op.region(1));
@@ -146,7 +152,7 @@ void GpuLowering::lower_control(const ir::Op& op) {
       add_incoming(c, y, B.GetInsertBlock());
       B.CreateBr(cond);
       B.SetInsertPoint(exit);
-      smem_dirty_ = true;
+      smem_dirty_ = smem_uses_ != uses_before || dirty_before;
       global_dirty_ |= loop_writes;
       for (std::size_t k = 0; k < cur.size(); ++k) {
         cur[k].type = op.result(static_cast<unsigned>(k))->type;
@@ -166,6 +172,7 @@ void GpuLowering::lower_control(const ir::Op& op) {
       std::vector<DV> tv = fit(lower_region(*op.region(0), {}));
       llvm::BasicBlock* tend = B.GetInsertBlock();
       B.CreateBr(merge);
+      const bool then_dirty = smem_dirty_;
       smem_dirty_ = dirty;
       global_dirty_ = gdirty;
       B.SetInsertPoint(else_bb);
@@ -174,7 +181,7 @@ void GpuLowering::lower_control(const ir::Op& op) {
       llvm::BasicBlock* eend = B.GetInsertBlock();
       B.CreateBr(merge);
       B.SetInsertPoint(merge);
-      smem_dirty_ = true;
+      smem_dirty_ = smem_dirty_ || then_dirty;  // whichever branch ran
       global_dirty_ = gdirty;  // whichever branch ran: as before it, or written in it
       for (const auto& r : op.regions) global_dirty_ |= writes_global(*r);
       for (std::size_t k = 0; k < op.results.size(); ++k) {

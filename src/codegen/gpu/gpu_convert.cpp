@@ -59,6 +59,7 @@ llvm::Value* GpuLowering::smem_at(llvm::Value* byte_offset) {
 }
 
 llvm::Value* GpuLowering::smem_abs(llvm::Value* byte_offset) {
+  ++smem_uses_;
   return b().CreateGEP(b().getInt8Ty(), target.shared_base(S), byte_offset);
 }
 

@@ -237,6 +237,7 @@ class GpuLowering {
   std::uint64_t smem_bytes_ = 0;
   std::uint64_t smem_floor_ = 0;  // bytes at the start of the buffer other uses stay above
   bool smem_dirty_ = false;
+  std::uint64_t smem_uses_ = 0;  // pointers into shared memory made so far (smem_abs): which regions use it
   const schedule::PipelinePlan* pipes_ = nullptr;
   GlobalWrites global_dirty_;
   std::optional<analysis::PointerOrigins> origins_;

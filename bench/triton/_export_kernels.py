@@ -1,0 +1,80 @@
+"""Exports Triton's compiled kernels for the C++ benches to time in their own process (run-all runs
+it before the benchmarks; the leading _ keeps it out of the list of reference scripts):
+    python3 bench/triton/_export_kernels.py DIR
+For each shape bench/gpu_softmax.cpp and bench/gpu_layer_norm.cpp time, compiles the kernel of
+softmax.py / layer_norm.py with the tutorials' BLOCK and num_warps (the very kernels those scripts
+time), runs it once against torch, and writes DIR/NAME.cubin, DIR/NAME.ptx and DIR/NAME.meta, NAME being
+softmax-N or layer_norm-N. The .meta is `key value` lines: entry (the cubin's function), num_warps,
+shared (dynamic shared memory bytes), params (the function's parameter count: the user's
+arguments, then Triton's hidden scratch pointers, which these kernels do not use and get null).
+bench/triton_kernels.hpp loads them (TILE_TRITON_KERNELS=DIR): tile's kernel and Triton's then run
+on one stream, timed by one timer with one L2 flush, in alternating rounds, so neither process
+start, clocks nor the timing code differ between the two columns.
+Exits 0 printing why when there is no Triton, PyTorch or GPU (writes nothing then)."""
+import os
+import re
+import sys
+
+sys.dont_write_bytecode = True
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+out = sys.argv[1] if len(sys.argv) > 1 else "triton-kernels"
+sys.argv = sys.argv[:1]
+import _common  # noqa: E402
+
+torch, triton, _ = _common.setup("triton/_export_kernels.py")
+
+
+def load(name):
+    """Imports bench/triton/NAME.py without running its main() (its module body calls main())."""
+    src = open(os.path.join(here, name + ".py")).read().replace("\nmain()\n", "\n")
+    mod = type(sys)(name)
+    mod.__file__ = os.path.join(here, name + ".py")
+    exec(compile(src, mod.__file__, "exec"), mod.__dict__)
+    return mod
+
+
+def export(name, compiled, warps):
+    meta = compiled.metadata
+    for scratch in ("global_scratch_size", "profile_scratch_size"):
+        if getattr(meta, scratch, 0):
+            sys.exit(f"_export_kernels: {name} needs {scratch} = {getattr(meta, scratch)}; the C++ side passes null")
+    ptx = compiled.asm["ptx"]
+    entry = re.search(r"\.entry\s+(\w+)\s*\((.*?)\)", ptx, re.S)
+    if not entry or entry.group(1) != meta.name:
+        sys.exit(f"_export_kernels: {name}: no .entry {meta.name} in its PTX")
+    params = len(re.findall(r"\.param\s", entry.group(2)))
+    with open(os.path.join(out, name + ".cubin"), "wb") as f:
+        f.write(compiled.asm["cubin"])
+    with open(os.path.join(out, name + ".ptx"), "w") as f:  # for reading beside tile's (TILE_DUMP_DIR)
+        f.write(ptx)
+    with open(os.path.join(out, name + ".meta"), "w") as f:
+        f.write(f"entry {meta.name}\nnum_warps {warps}\nshared {meta.shared}\nparams {params}\n")
+    print(f"  {name}: {meta.name}, {warps} warps, {meta.shared} B shared, {params} params, "
+          f"{compiled.n_regs} registers, {compiled.n_spills} spills")
+
+
+os.makedirs(out, exist_ok=True)
+sm, ln = load("softmax"), load("layer_norm")
+M = 4096
+for n in [256 << i for i in range(7)]:
+    x = torch.randn(M, n, device="cuda") * 2
+    y = torch.empty_like(x)
+    block = triton.next_power_of_2(n)
+    k = sm.softmax_kernel[(M,)](y, x, x.stride(0), y.stride(0), n, BLOCK=block, num_warps=sm.warps_for(block))
+    if (y - torch.softmax(x, dim=1)).abs().max().item() > 1e-5:
+        sys.exit(f"_export_kernels: Triton's softmax N={n} is wrong")
+    export(f"softmax-{n}", k, sm.warps_for(block))
+for n in (1024, 2048, 4096, 8192):
+    x = (torch.rand(M, n, device="cuda") * 4 - 2).half()
+    w, b = torch.rand(n, device="cuda").half(), torch.rand(n, device="cuda").half()
+    y = torch.empty_like(x)
+    mean, rstd = torch.empty(M, device="cuda"), torch.empty(M, device="cuda")
+    block = min(65536 // x.element_size(), triton.next_power_of_2(n))
+    warps = min(max(block // 256, 1), 8)
+    k = ln.layer_norm_fwd[(M,)](x, y, w, b, mean, rstd, x.stride(0), n, 1e-5, BLOCK=block, num_warps=warps)
+    want = torch.nn.functional.layer_norm(x.float(), (n,), w.float(), b.float(), 1e-5)
+    if (y.float() - want).abs().max().item() > 1 / 64:
+        sys.exit(f"_export_kernels: Triton's layer norm N={n} is wrong")
+    export(f"layer_norm-{n}", k, warps)
+print(f"wrote {out}")

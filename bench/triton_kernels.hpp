@@ -1,0 +1,133 @@
+// bench/triton_kernels.hpp — Triton's own compiled kernels, timed in the C++ benches' process.
+// bench/triton/_export_kernels.py DIR writes DIR/NAME.cubin and DIR/NAME.meta for the shapes the
+// benches sweep (run-all runs it first and sets TILE_TRITON_KERNELS=DIR). A bench loads one with
+// triton_kernel::find and launches it through tile's CUDA driver: the same stream, the same
+// timer and the same L2 flush as tile's kernel. `interleaved` then times the two in alternating
+// rounds, so that clocks drifting during a run, the process and the timing code are the same for
+// both columns: the cross-process comparison (C++ bench, then the Triton script) spreads by up
+// to ±7 % at these small kernels, this one by much less.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpu.hpp"
+
+namespace bench::gpu {
+
+/// One kernel Triton compiled (a cubin, its function, warps, dynamic shared memory and parameter
+/// count), loaded on a tile cuda device.
+class triton_kernel {
+ public:
+  /// NAME from $TILE_TRITON_KERNELS, or nullopt after printing why (the variable unset, the
+  /// files missing). Throws tile::error when the cubin does not load.
+  static std::optional<triton_kernel> find(const tile::device& dev, const std::string& name) {
+    const char* dir = std::getenv("TILE_TRITON_KERNELS");
+    if (!dir || !*dir) return std::nullopt;
+    const std::string base = std::string(dir) + "/" + name;
+    std::ifstream meta(base + ".meta"), cubin(base + ".cubin", std::ios::binary);
+    if (!meta || !cubin) {
+      std::printf("  (no Triton kernel %s in %s: bench/triton/_export_kernels.py writes them)\n", name.c_str(), dir);
+      return std::nullopt;
+    }
+    tile::drivers::cuda_module_source src;
+    src.fmt = tile::drivers::cuda_module_source::format::cubin;
+    src.image.assign(std::istreambuf_iterator<char>(cubin), {});
+    src.kernel = "triton " + name;
+    int params = -1;
+    for (std::string key; meta >> key;) {
+      if (key == "entry") meta >> src.entry;
+      else if (key == "num_warps") meta >> src.num_warps;
+      else if (key == "shared") meta >> src.shared_bytes;
+      else if (key == "params") meta >> params;
+      else meta.ignore(1 << 20, '\n');
+    }
+    if (src.entry.empty() || params < 0) {
+      std::printf("  (%s.meta names no entry or parameter count)\n", base.c_str());
+      return std::nullopt;
+    }
+    triton_kernel k;
+    k.drv_ = &driver(dev);
+    k.params_ = params;
+    k.module_ = k.drv_->load_module(src);
+    return k;
+  }
+
+  /// Launches grid × 1 × 1 programs with the user's arguments (Triton's hidden scratch pointers,
+  /// the parameters after them, are null: _export_kernels.py checks that they are unused).
+  void launch(std::uint32_t grid, std::vector<tile::drivers::kernel_arg> args) const {
+    while (static_cast<int>(args.size()) < params_) args.push_back(pointer_arg(0, 0));
+    tile::drivers::launch_config cfg;
+    cfg.grid[0] = grid;
+    cfg.num_warps = module_->num_warps;
+    cfg.kernel = module_->kernel;
+    drv_->launch(*module_, cfg, args);
+  }
+
+  int num_regs() const { return module_->num_regs; }
+
+  template <class T>
+  static tile::drivers::kernel_arg arg(const tile::buffer<T>& b) {
+    return pointer_arg(b.address(), b.bytes());
+  }
+  static tile::drivers::kernel_arg arg(std::int32_t v) {
+    tile::drivers::kernel_arg a;
+    a.k = tile::drivers::kernel_arg::kind::integer, a.t = tile::dtype::i32, a.i = v;
+    return a;
+  }
+  static tile::drivers::kernel_arg arg(float v) {
+    tile::drivers::kernel_arg a;
+    a.k = tile::drivers::kernel_arg::kind::floating, a.t = tile::dtype::f32, a.f = v;
+    return a;
+  }
+
+ private:
+  static tile::drivers::kernel_arg pointer_arg(std::uint64_t addr, std::uint64_t bytes) {
+    tile::drivers::kernel_arg a;
+    a.k = tile::drivers::kernel_arg::kind::pointer, a.t = tile::dtype::u8, a.addr = addr, a.extent_bytes = bytes;
+    return a;
+  }
+  tile::drivers::cuda_driver* drv_ = nullptr;
+  int params_ = 0;
+  std::shared_ptr<tile::drivers::cuda_module> module_;
+};
+
+/// Registers per thread of a module tile compiled for the cuda backend (0 for another backend).
+inline int registers(const std::shared_ptr<const tile::drivers::module>& m) {
+  const auto* cm = dynamic_cast<const tile::drivers::cuda_module*>(m.get());
+  return cm ? cm->num_regs : 0;
+}
+
+/// Two kernels timed in `rounds` alternating rounds (a, b, a, b, …; each round one do_bench
+/// median): the median of each side's round medians, and the smallest and largest per-round
+/// ratio a/b (time of b over time of a: above 1 means a is faster).
+struct interleaved_result {
+  double a_ms = 0, b_ms = 0, speedup_min = 0, speedup_max = 0;
+};
+
+inline interleaved_result interleaved(const std::function<void()>& a, const std::function<void()>& b,
+                                      tile::testing::timer* t, int rounds = 5) {
+  std::vector<double> ta, tb, speedup;
+  for (int r = 0; r < rounds; ++r) {
+    ta.push_back(median_ms(a, t));
+    tb.push_back(median_ms(b, t));
+    speedup.push_back(tb.back() / ta.back());
+  }
+  auto mid = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  return {mid(ta), mid(tb), *std::min_element(speedup.begin(), speedup.end()),
+          *std::max_element(speedup.begin(), speedup.end())};
+}
+
+}  // namespace bench::gpu
