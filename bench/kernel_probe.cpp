@@ -6,6 +6,8 @@
 //   kernel_probe [softmax|layer_norm|add] [N] [num_warps (0: default)] [launches]
 // softmax: 4096 × N f32, BLOCK = next_pow2(N); layer_norm: 4096 × N f16, BLOCK = next_pow2(N);
 // add: N f32 elements, BLOCK 1024. num_warps defaults to the benches' choice for the shape.
+// With TILE_TRITON_KERNELS (bench/triton/_export_kernels.py) on the cuda backend, softmax and
+// layer_norm then launch Triton's compiled twin as often: `ncu -k regex:softmax` profiles both.
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -14,6 +16,7 @@
 #include <tile/runtime/testing.hpp>
 
 #include "kernels.hpp"
+#include "triton_kernels.hpp"
 
 // layer_norm_variants: the bench's layer norm against rewrites of it, each timed with do_bench in
 // one run, to find what its time at small N goes to (which rewrite closes the gap to Triton).
@@ -98,6 +101,15 @@ auto make_matmul_prefetch() {
 }
 }  // namespace
 
+using tk = bench::gpu::triton_kernel;
+
+/// Triton's kernel `name` (TILE_TRITON_KERNELS, bench/triton_kernels.hpp) on the cuda backend:
+/// softmax and layer_norm launch it after tile's, as often, so that ncu sees both in one process.
+std::optional<tk> triton_twin(const tile::device& dev, const std::string& name) {
+  if (dev.name().rfind("cuda", 0) != 0) return std::nullopt;
+  return tk::find(dev, name);
+}
+
 static std::int64_t next_pow2(std::int64_t n) {
   std::int64_t p = 1;
   while (p < n) p *= 2;
@@ -120,6 +132,9 @@ int main(int argc, char** argv) {
       auto x = dev.alloc<float>(std::size_t(M * n)), y = dev.alloc<float>(std::size_t(M * n));
       for (int i = 0; i < launches; ++i)
         k[{std::uint32_t(M)}](y, x, std::int32_t(n), std::int32_t(n), "BLOCK"_c = block, "num_warps"_c = warps);
+      if (auto t = triton_twin(dev, "softmax-" + std::to_string(n)))  // after tile's: for ncu side by side
+        for (int i = 0; i < launches; ++i)
+          t->launch(std::uint32_t(M), {tk::arg(y), tk::arg(x), tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n))});
     } else if (what == "layer_norm") {
       auto k = bench::make_layer_norm();
       auto x = dev.alloc<tile::half>(std::size_t(M * n)), y = dev.alloc<tile::half>(std::size_t(M * n));
@@ -128,6 +143,10 @@ int main(int argc, char** argv) {
       for (int i = 0; i < launches; ++i)
         k[{std::uint32_t(M)}](x, y, w, b, mean, rstd, std::int32_t(n), std::int32_t(n), 1e-5f, "BLOCK"_c = block,
                               "num_warps"_c = warps);
+      if (auto t = triton_twin(dev, "layer_norm-" + std::to_string(n)))
+        for (int i = 0; i < launches; ++i)
+          t->launch(std::uint32_t(M), {tk::arg(x), tk::arg(y), tk::arg(w), tk::arg(b), tk::arg(mean), tk::arg(rstd),
+                                       tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(1e-5f)});
     } else if (what == "layer_norm_variants") {
       auto x = dev.alloc<tile::half>(std::size_t(M * n)), y = dev.alloc<tile::half>(std::size_t(M * n));
       auto w = dev.alloc<tile::half>(std::size_t(n)), b = dev.alloc<tile::half>(std::size_t(n));

@@ -33,17 +33,22 @@ inline auto make_add() {
   });
 }
 
-inline auto make_softmax() {
-  return tile::kernel("softmax", [](tl::ptr<float> out, tl::ptr<float> in, tl::i32 stride, tl::i32 n_cols,
-                                    tl::constexpr_<"BLOCK"> BLOCK) {
+/// `triton_div`: the normalization's division as Triton's `/` computes it on f32 (tl::fast_div:
+/// div.full.f32 on the GPU) instead of tile's IEEE `/`.
+inline auto make_softmax_numerics(bool triton_div) {
+  return tile::kernel(triton_div ? "softmax_fast_div" : "softmax", [triton_div](tl::ptr<float> out, tl::ptr<float> in,
+                                                                               tl::i32 stride, tl::i32 n_cols,
+                                                                               tl::constexpr_<"BLOCK"> BLOCK) {
     auto row = tl::program_id(0);
     auto cols = tl::arange(0, BLOCK);
     auto mask = cols < n_cols;
     auto x = tl::load(in + row * stride + cols, mask, -tl::inf<float>());
     auto num = tl::exp(x - tl::max(x, 0));
-    tl::store(out + row * stride + cols, num / tl::sum(num, 0), mask);
+    auto den = tl::sum(num, 0);
+    tl::store(out + row * stride + cols, triton_div ? tl::fast_div(num, den) : num / den, mask);
   });
 }
+inline auto make_softmax() { return make_softmax_numerics(false); }
 
 /// f16 data, f32 statistics. `triton_numerics`: the statistics' divisions and square root as
 /// Triton computes `/` and tl.sqrt on f32 (tl::fast_div, tl::fast_sqrt: div.full.f32 and

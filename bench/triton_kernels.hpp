@@ -107,27 +107,30 @@ inline int registers(const std::shared_ptr<const tile::drivers::module>& m) {
   return cm ? cm->num_regs : 0;
 }
 
-/// Two kernels timed in `rounds` alternating rounds (a, b, a, b, …; each round one do_bench
-/// median): the median of each side's round medians, and the smallest and largest per-round
-/// ratio a/b (time of b over time of a: above 1 means a is faster).
+/// Kernels timed in `rounds` alternating rounds (f0, f1, …, f0, f1, …; each round one do_bench
+/// median per kernel): per kernel the median of its round medians, and against the last one (the
+/// reference) the smallest and largest per-round speedup (its time over the kernel's: above 1
+/// means the kernel is faster).
 struct interleaved_result {
-  double a_ms = 0, b_ms = 0, speedup_min = 0, speedup_max = 0;
+  std::vector<double> ms, speedup_min, speedup_max;  // per kernel
 };
 
-inline interleaved_result interleaved(const std::function<void()>& a, const std::function<void()>& b,
-                                      tile::testing::timer* t, int rounds = 5) {
-  std::vector<double> ta, tb, speedup;
-  for (int r = 0; r < rounds; ++r) {
-    ta.push_back(median_ms(a, t));
-    tb.push_back(median_ms(b, t));
-    speedup.push_back(tb.back() / ta.back());
-  }
-  auto mid = [](std::vector<double> v) {
+inline interleaved_result interleaved(const std::vector<std::function<void()>>& fns, tile::testing::timer* t,
+                                      int rounds = 5) {
+  const std::size_t n = fns.size();
+  std::vector<std::vector<double>> times(n);
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t k = 0; k < n; ++k) times[k].push_back(median_ms(fns[k], t));
+  interleaved_result out;
+  for (std::size_t k = 0; k < n; ++k) {
+    std::vector<double> v = times[k], s;
     std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  };
-  return {mid(ta), mid(tb), *std::min_element(speedup.begin(), speedup.end()),
-          *std::max_element(speedup.begin(), speedup.end())};
+    out.ms.push_back(v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
+    for (int r = 0; r < rounds; ++r) s.push_back(times[n - 1][std::size_t(r)] / times[k][std::size_t(r)]);
+    out.speedup_min.push_back(*std::min_element(s.begin(), s.end()));
+    out.speedup_max.push_back(*std::max_element(s.begin(), s.end()));
+  }
+  return out;
 }
 
 }  // namespace bench::gpu

@@ -171,6 +171,10 @@ class Lowering {
   /// f32 -> f16 is the target's plain conversion (cvt.rn.f16.f32): a NaN becomes its canonical
   /// NaN, not the interpreter's payload-keeping one (NaN bits are unspecified: LANGUAGE.md).
   bool native_f16_nan = false;
+  /// The kernel's float add, sub and mul may fuse into fma (LLVM's `contract` flag on them; the
+  /// GPU lowering sets it from ir::Function::fp_fusion). The library's own expansions (exact
+  /// fmod, the compensated exp, …) and the dot's exact FMA loop never carry the flag.
+  bool fp_contract = false;
   /// The values an if-then-else emits: `cond` selects `then_fn()` or `else_fn()` (register
   /// values of the same type; else_fn may be null for "no value").
   llvm::Value* if_else(llvm::Value* cond, const std::function<llvm::Value*()>& then_fn,

@@ -226,13 +226,17 @@ llvm::Value* Lowering::scalar_op(const ir::Op& op, std::span<llvm::Value* const>
       return B.CreateCall(callee, {c[0]});
     };
     llvm::Value* r = nullptr;
+    auto contractable = [&](llvm::Value* v) {
+      if (auto* i = llvm::dyn_cast<llvm::Instruction>(v); i && fp_contract) i->setHasAllowContract(true);
+      return v;
+    };
     // tl::fast_div / tl::fast_sqrt: the target's approximate instruction where it has one
     const bool approx = (op.kind == OpKind::div || op.kind == OpKind::sqrt) && !op.attrs.ints.empty() &&
                         op.attrs.ints[0] == 1;
     switch (op.kind) {
-      case OpKind::add: r = B.CreateFAdd(c[0], c[1]); break;
-      case OpKind::sub: r = B.CreateFSub(c[0], c[1]); break;
-      case OpKind::mul: r = B.CreateFMul(c[0], c[1]); break;
+      case OpKind::add: r = contractable(B.CreateFAdd(c[0], c[1])); break;
+      case OpKind::sub: r = contractable(B.CreateFSub(c[0], c[1])); break;
+      case OpKind::mul: r = contractable(B.CreateFMul(c[0], c[1])); break;
       case OpKind::div:
         if (approx) r = target.approx_fn(*this, static_cast<int>(op.kind), c[0], c[1]);
         if (!r) r = B.CreateFDiv(c[0], c[1]);

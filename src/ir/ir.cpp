@@ -139,6 +139,7 @@ std::unique_ptr<Function> clone(const Function& f) {
   out->loc = f.loc;
   out->num_warps = f.num_warps;
   out->num_stages = f.num_stages;
+  out->fp_fusion = f.fp_fusion;
   std::unordered_map<const Value*, Value*> map;
   clone_block(f.body, out->body, map);
   return out;

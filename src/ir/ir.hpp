@@ -135,6 +135,9 @@ struct Function {
   // 32 * num_warps threads; num_stages bounds software pipelining).
   int num_warps = 4;
   int num_stages = 3;
+  // enable_fp_fusion: the NVIDIA backend may compute a float a * b + c with one rounding (fma),
+  // as Triton and nvcc do by default; false keeps every op rounded (the interpreter's results)
+  bool fp_fusion = true;
 };
 
 // ---- building -----------------------------------------------------------------------------------

@@ -86,7 +86,8 @@ cache_key key_for(const ir::Function& fn, const targets::nvptx::arch& a) {
   cache_key key;
   key.ir_hash = ir::structural_hash(fn);
   key.target = "nvptx-" + a.name();
-  key.options = std::string(kOptions) + ";w" + std::to_string(fn.num_warps) + ";s" + std::to_string(fn.num_stages);
+  key.options = std::string(kOptions) + ";w" + std::to_string(fn.num_warps) + ";s" + std::to_string(fn.num_stages) +
+                (fn.fp_fusion ? "" : ";nofma");
   key.version = support::build_id();
   key.kernel = fn.name;
   return key;

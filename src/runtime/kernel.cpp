@@ -156,6 +156,7 @@ struct kernel_core::state {
     explicit prepared(std::size_t n_metas) : metas(n_metas) {}
     inline_array<meta_value, kInlineMetas> metas;  // in order of the kernel's meta-parameters
     int num_warps = 4, num_stages = 3;
+    bool fp_fusion = true;  // enable_fp_fusion
     device_impl* dev = nullptr;  // an opened device: it lives as long as the process
     key_buffer key;  // the device, each argument's specialization class, the metas, the options
   };
@@ -214,14 +215,17 @@ void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, 
   }
   // meta-parameters against the signature
   for (auto& m : metas) {
-    bool option = m.name == "num_warps" || m.name == "num_stages" || m.name == "num_ctas";
+    bool option = m.name == "num_warps" || m.name == "num_stages" || m.name == "num_ctas" || m.name == "enable_fp_fusion";
     bool known = option || std::find(meta_names.begin(), meta_names.end(), m.name) != meta_names.end();
     if (!known) {
       std::string list;
       for (auto& n : meta_names) list += (list.empty() ? "" : ", ") + n;
       fail("unknown meta-parameter '" + std::string(m.name) + "' (the kernel's are: " + (list.empty() ? "none" : list) + ")", loc);
     }
-    if (option) {
+    if (option && m.name == "enable_fp_fusion") {
+      if (m.k != meta_value::kind::boolean) fail("enable_fp_fusion must be a bool", loc);
+      p.fp_fusion = m.i != 0;
+    } else if (option) {
       if (m.k != meta_value::kind::integer || m.i < 1) fail(std::string(m.name) + " must be a positive integer", loc);
       if (m.name == "num_warps") {
         if (m.i > 32 || (m.i & (m.i - 1))) fail("num_warps must be a power of two up to 32, got " + std::to_string(m.i), loc);
@@ -258,6 +262,7 @@ void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, 
   }
   p.key.put(p.num_warps);
   p.key.put(p.num_stages);
+  p.key.put(p.fp_fusion);
   if (!p.dev) {
     try {
       p.dev = device::best().impl().get();  // opened devices are kept for the whole process
@@ -281,6 +286,7 @@ std::shared_ptr<ir::Function> kernel_core::state::trace(const prepared& p, std::
   fn->loc = defined_at;
   fn->num_warps = p.num_warps;
   fn->num_stages = p.num_stages;
+  fn->fp_fusion = p.fp_fusion;
   std::vector<node*> nodes;
   {
     frontend::Trace trace(*fn, name);

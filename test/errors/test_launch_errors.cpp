@@ -196,6 +196,9 @@ TEST_CASE("bad num_warps") {
   expect_error(g, {"num_warps must be a power of two up to 32, got 64"}, "copy", line);
   line = __LINE__; auto h = [&] { copy[{1}](a, a, 64, "BLOCK"_c = 64, "num_warps"_c = 0); };
   expect_error(h, {"num_warps must be a positive integer"}, "copy", line);
+  line = __LINE__; auto e = [&] { copy[{1}](a, a, 64, "BLOCK"_c = 64, "enable_fp_fusion"_c = 1); };
+  expect_error(e, {"enable_fp_fusion must be a bool"}, "copy", line);
+  copy[{1}](a, a, 64, "BLOCK"_c = 64, "enable_fp_fusion"_c = false);  // accepted (and ignored) by every backend
 }
 
 // ---- grids ----------------------------------------------------------------------------------

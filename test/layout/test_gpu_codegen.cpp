@@ -314,6 +314,33 @@ TEST_CASE("shared memory barriers: a loop or branch that uses no shared memory l
   CHECK(iout.to_host()[0] == doctest::Approx(sq).epsilon(1e-5));
 }
 
+TEST_CASE("a * b + c fuses into fma.rn.f32 unless the launch says enable_fp_fusion = false (Triton's option)") {
+  auto k = tile::kernel("mul_add", [](tl::ptr<float> x, tl::ptr<float> y) {
+    auto o = tl::arange(0, 128);
+    auto v = tl::load(x + o);
+    tl::store(y + o, v * v + 1.0f);
+  });
+  auto dev = tile::device::get("null");
+  auto x = dev.alloc<float>(128), y = dev.alloc<float>(128);
+  {
+    dump_dir d;
+    k[{1}](x, y);
+    const std::string ptx = d.read("mul_add", "ptx");
+    INFO(ptx);
+    CHECK(count(ptx, "fma.rn.f32") >= 1);
+    CHECK(count(ptx, "mul.rn.f32") == 0);
+  }
+  {
+    dump_dir d;
+    k[{1}](x, y, "enable_fp_fusion"_c = false);
+    const std::string ptx = d.read("mul_add", "ptx");
+    INFO(ptx);
+    CHECK(count(ptx, "fma.rn.f32") == 0);
+    CHECK(count(ptx, "mul.rn.f32") >= 1);
+    CHECK(count(ptx, "add.rn.f32") >= 1);
+  }
+}
+
 TEST_CASE("fast_div and fast_sqrt are Triton's div.full.f32 and sqrt.approx.f32; `/` and sqrt stay IEEE") {
   dump_dir d;
   auto k = tile::kernel("fast_math", [](tl::ptr<float> x, tl::ptr<float> y) {

@@ -307,7 +307,7 @@ struct signature<std::tuple<P...>> {
 
 template <fixed_string N>
 constexpr bool is_launch_option() {
-  return N.view() == "num_warps" || N.view() == "num_stages" || N.view() == "num_ctas";
+  return N.view() == "num_warps" || N.view() == "num_stages" || N.view() == "num_ctas" || N.view() == "enable_fp_fusion";
 }
 
 template <class Sig, class A>

@@ -59,6 +59,7 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
   auto m = std::make_unique<llvm::Module>(symbol, ctx);
   S.mod = m.get();
   S.ir_fn = &f;
+  S.fp_contract = f.fp_fusion;
   target.configure_module(*m);
   S.fn = target.declare_kernel(*m, f, symbol);
   S.entry = llvm::BasicBlock::Create(ctx, "entry", S.fn);

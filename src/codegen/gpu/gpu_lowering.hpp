@@ -124,6 +124,9 @@ class GpuLowering {
   void barrier_before_write();
   void barrier();
   void note_smem_read() { smem_dirty_ = true; }
+  /// The 32-bit word of f16 registers `lo` (low half) and `hi` that are both conversions from f32:
+  /// one cvt.rn.f16x2.f32 of their sources; nullptr otherwise.
+  llvm::Value* pack_f16x2(llvm::Value* lo, llvm::Value* hi);
   /// Global memory: a load or atomic after a store or atomic of the same program that may touch
   /// the same bytes waits at a barrier (the interpreter's whole-tile order: another thread of the
   /// CTA may have written the element — replicated layouts, different layouts of one buffer).

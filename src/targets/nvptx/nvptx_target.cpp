@@ -444,13 +444,16 @@ llvm::Value* NvptxTarget::math_fn(codegen::Lowering& L, int kind, llvm::Value* x
   switch (static_cast<OpKind>(kind)) {
     case OpKind::exp2: return ex2(x);
     case OpKind::exp: {
-      // 2^(x log2 e) with the product's rounding error put back: e^x = 2^y (1 + err ln 2)
+      // 2^(x log2 e) with the product's rounding error put back: e^x = 2^y (1 + err ln 2), y the
+      // rounded product, err = x log2 e - y (its exact rounding error, plus x times log2 e's own)
       llvm::Value* y = b.CreateFMul(x, C(1.4426950216293335));
-      llvm::Value* err = b.CreateFAdd(fma(x, C(1.4426950216293335), b.CreateFNeg(y)), b.CreateFMul(x, C(1.9259629911783447e-08)));
-      err = b.CreateSelect(finite(y), err, C(0.0));
+      llvm::Value* rounding = fma(x, C(1.4426950216293335), b.CreateFNeg(y));
+      llvm::Value* err_ln2 = fma(rounding, C(0.6931471805599453), b.CreateFMul(x, C(1.9259629911783447e-08 * 0.6931471805599453)));
       llvm::Value* r = ex2(y);
-      // (an infinite or zero 2^y stays as it is: inf·err would be NaN)
-      return b.CreateSelect(finite(r), fma(r, b.CreateFMul(err, C(0.6931471805599453)), r), r);
+      // refined where 2^y is finite (y < 128) and err finite: y in (-150, 128), one compare of
+      // |y + 11| < 139; elsewhere (NaN, ±inf, overflow, below the smallest denormal) 2^y as it is
+      llvm::Value* in_range = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, b.CreateFAdd(y, C(11.0))), C(139.0));
+      return b.CreateSelect(in_range, fma(r, err_ln2, r), r);
     }
     case OpKind::log2:
     case OpKind::log: {
