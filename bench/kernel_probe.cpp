@@ -8,6 +8,7 @@
 // add: N f32 elements, BLOCK 1024. num_warps defaults to the benches' choice for the shape.
 // With TILE_TRITON_KERNELS (bench/triton/_export_kernels.py) on the cuda backend, softmax and
 // layer_norm then launch Triton's compiled twin as often: `ncu -k regex:softmax` profiles both.
+// Their inputs are spread values, not zeros (zeros take division's slow path).
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -103,6 +104,15 @@ auto make_matmul_prefetch() {
 
 using tk = bench::gpu::triton_kernel;
 
+/// n values spread over [lo, hi): never zeros, which take other paths (a zero sum sends IEEE
+/// division to its slow path: ncu's instruction counts of such a probe would mislead).
+template <class T>
+std::vector<T> values(std::size_t n, float lo, float hi) {
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = T(lo + (hi - lo) * static_cast<float>((i * 2654435761u) % 65521u) / 65521.f);
+  return v;
+}
+
 /// Triton's kernel `name` (TILE_TRITON_KERNELS, bench/triton_kernels.hpp) on the cuda backend:
 /// softmax and layer_norm launch it after tile's, as often, so that ncu sees both in one process.
 std::optional<tk> triton_twin(const tile::device& dev, const std::string& name) {
@@ -129,7 +139,7 @@ int main(int argc, char** argv) {
     if (argc > 3 && std::stoi(argv[3]) > 0) warps = std::stoi(argv[3]);  // 0: the default
     if (what == "softmax") {
       auto k = bench::make_softmax();
-      auto x = dev.alloc<float>(std::size_t(M * n)), y = dev.alloc<float>(std::size_t(M * n));
+      auto x = dev.upload(values<float>(std::size_t(M * n), -4, 4)), y = dev.alloc<float>(std::size_t(M * n));
       for (int i = 0; i < launches; ++i)
         k[{std::uint32_t(M)}](y, x, std::int32_t(n), std::int32_t(n), "BLOCK"_c = block, "num_warps"_c = warps);
       if (auto t = triton_twin(dev, "softmax-" + std::to_string(n)))  // after tile's: for ncu side by side
@@ -137,8 +147,8 @@ int main(int argc, char** argv) {
           t->launch(std::uint32_t(M), {tk::arg(y), tk::arg(x), tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n))});
     } else if (what == "layer_norm") {
       auto k = bench::make_layer_norm();
-      auto x = dev.alloc<tile::half>(std::size_t(M * n)), y = dev.alloc<tile::half>(std::size_t(M * n));
-      auto w = dev.alloc<tile::half>(std::size_t(n)), b = dev.alloc<tile::half>(std::size_t(n));
+      auto x = dev.upload(values<tile::half>(std::size_t(M * n), -2, 2)), y = dev.alloc<tile::half>(std::size_t(M * n));
+      auto w = dev.upload(values<tile::half>(std::size_t(n), -1, 1)), b = dev.upload(values<tile::half>(std::size_t(n), -1, 1));
       auto mean = dev.alloc<float>(std::size_t(M)), rstd = dev.alloc<float>(std::size_t(M));
       for (int i = 0; i < launches; ++i)
         k[{std::uint32_t(M)}](x, y, w, b, mean, rstd, std::int32_t(n), std::int32_t(n), 1e-5f, "BLOCK"_c = block,

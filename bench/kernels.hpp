@@ -33,19 +33,21 @@ inline auto make_add() {
   });
 }
 
-/// `triton_div`: the normalization's division as Triton's `/` computes it on f32 (tl::fast_div:
-/// div.full.f32 on the GPU) instead of tile's IEEE `/`.
-inline auto make_softmax_numerics(bool triton_div) {
-  return tile::kernel(triton_div ? "softmax_fast_div" : "softmax", [triton_div](tl::ptr<float> out, tl::ptr<float> in,
-                                                                               tl::i32 stride, tl::i32 n_cols,
-                                                                               tl::constexpr_<"BLOCK"> BLOCK) {
+/// `triton_numerics`: exp and the division as Triton computes tl.exp and `/` on f32 (tl::fast_exp,
+/// tl::fast_div: ex2.approx.f32 of x·log2 e and div.full.f32 on the GPU) instead of tile's exp
+/// (the product's rounding put back) and IEEE `/`.
+inline auto make_softmax_numerics(bool triton_numerics) {
+  return tile::kernel(triton_numerics ? "softmax_fast" : "softmax", [triton_numerics](tl::ptr<float> out, tl::ptr<float> in,
+                                                                                     tl::i32 stride, tl::i32 n_cols,
+                                                                                     tl::constexpr_<"BLOCK"> BLOCK) {
     auto row = tl::program_id(0);
     auto cols = tl::arange(0, BLOCK);
     auto mask = cols < n_cols;
     auto x = tl::load(in + row * stride + cols, mask, -tl::inf<float>());
-    auto num = tl::exp(x - tl::max(x, 0));
+    auto shifted = x - tl::max(x, 0);
+    auto num = triton_numerics ? tl::fast_exp(shifted) : tl::exp(shifted);
     auto den = tl::sum(num, 0);
-    tl::store(out + row * stride + cols, triton_div ? tl::fast_div(num, den) : num / den, mask);
+    tl::store(out + row * stride + cols, triton_numerics ? tl::fast_div(num, den) : num / den, mask);
   });
 }
 inline auto make_softmax() { return make_softmax_numerics(false); }

@@ -230,8 +230,8 @@ llvm::Value* Lowering::scalar_op(const ir::Op& op, std::span<llvm::Value* const>
       if (auto* i = llvm::dyn_cast<llvm::Instruction>(v); i && fp_contract) i->setHasAllowContract(true);
       return v;
     };
-    // tl::fast_div / tl::fast_sqrt: the target's approximate instruction where it has one
-    const bool approx = (op.kind == OpKind::div || op.kind == OpKind::sqrt) && !op.attrs.ints.empty() &&
+    // tl::fast_div / tl::fast_sqrt / tl::fast_exp: the target's approximate instruction where it has one
+    const bool approx = (op.kind == OpKind::div || op.kind == OpKind::sqrt || op.kind == OpKind::exp) && !op.attrs.ints.empty() &&
                         op.attrs.ints[0] == 1;
     switch (op.kind) {
       case OpKind::add: r = contractable(B.CreateFAdd(c[0], c[1])); break;
@@ -258,7 +258,10 @@ llvm::Value* Lowering::scalar_op(const ir::Op& op, std::span<llvm::Value* const>
       case OpKind::floor: r = B.CreateUnaryIntrinsic(llvm::Intrinsic::floor, c[0]); break;
       case OpKind::ceil: r = B.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, c[0]); break;
       // transcendental functions: the C library's, as the interpreter's std:: calls are
-      case OpKind::exp: r = libm("expf", "exp"); break;
+      case OpKind::exp:
+        if (approx) r = target.approx_fn(*this, static_cast<int>(op.kind), c[0], nullptr);
+        if (!r) r = libm("expf", "exp");
+        break;
       case OpKind::exp2: r = libm("exp2f", "exp2"); break;
       case OpKind::log: r = libm("logf", "log"); break;
       case OpKind::log2: r = libm("log2f", "log2"); break;

@@ -71,8 +71,9 @@ class TargetHooks {
   /// Float remainder (C's fmod, exact) of compute-type floats; null: LLVM's frem (exact where
   /// the target lowers it to the C library, as on the CPU).
   virtual llvm::Value* float_rem(Lowering&, llvm::Value* /*x*/, llvm::Value* /*y*/) const { return nullptr; }
-  /// tl::fast_div (kind div: x / y) and tl::fast_sqrt (kind sqrt: sqrt(x), y null) in the
-  /// compute type of x: the target's approximate instruction, or null for the IEEE operation.
+  /// tl::fast_div (kind div: x / y), tl::fast_sqrt (kind sqrt: sqrt(x), y null) and tl::fast_exp
+  /// (kind exp, y null) in the compute type of x: the target's approximate instruction, or null
+  /// for the IEEE operation (exp: the target's own).
   virtual llvm::Value* approx_fn(Lowering&, int /*ir::OpKind*/, llvm::Value* /*x*/, llvm::Value* /*y*/) const {
     return nullptr;
   }

@@ -213,12 +213,13 @@ node* unary(unop op, const operand_data& a, src_loc loc) {
     case unop::ceil: k = OpKind::ceil; break;
     case unop::erf: k = OpKind::erf; break;
     case unop::sqrt_approx: k = OpKind::sqrt; break;
+    case unop::exp_approx: k = OpKind::exp; break;
   }
   if (float_only && !v->type.is_float()) {
     if ((op == unop::floor || op == unop::ceil)) return v;  // integers are already whole
     v = frontend::convert(v, dtype::f32, loc);                // Triton computes math on ints in f32
   }
-  if (op == unop::sqrt_approx) {
+  if (op == unop::sqrt_approx || op == unop::exp_approx) {
     ir::Attrs at;
     at.ints = {1};  // approximate (ops.def)
     return create1(k, {v}, v->type, loc, at);

@@ -328,6 +328,7 @@ class Printer {
         break;
       case OpKind::div:
       case OpKind::sqrt:
+      case OpKind::exp:
         if (take(1)) flag(0, "approx");
         break;
       case OpKind::arange:

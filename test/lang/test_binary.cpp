@@ -859,6 +859,41 @@ TEST_CASE("binary ops: fast_div and fast_sqrt (Triton's f32 `/` and tl.sqrt) wit
   CHECK(rq[2] == 2.f);
 }
 
+TEST_CASE("fast_exp (Triton's tl.exp) within 2 ulp + |x|·2^-24 of exp, exact off the GPU; tile's exp within 2 ulp") {
+  auto k = tile::kernel("fast_exp", [](tl::ptr<float> a, tl::ptr<float> fe, tl::ptr<float> e) {
+    auto o = tl::arange(0, 1024);
+    auto x = tl::load(a + o);
+    tl::store(fe + o, tl::fast_exp(x));
+    tl::store(e + o, tl::exp(x));
+  });
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-87.f, 88.f);
+  std::vector<float> ha(1024);
+  for (auto& v : ha) v = u(rng);
+  ha[0] = 0.f, ha[1] = 1.f, ha[2] = -1e-3f, ha[3] = 88.7f, ha[4] = -100.f;  // 1, e, near 1, near overflow, denormal
+  auto a = dev().upload(ha);
+  auto fe = dev().alloc<float>(1024), e = dev().alloc<float>(1024);
+  REQUIRE(run([&] { k[{1}](a, fe, e); }));
+  if (!dev().computes()) return;
+  const bool gpu = dev().backend() == "cuda";
+  auto rfe = fe.to_host(), re = e.to_host();
+  for (std::size_t i = 0; i < ha.size(); ++i) {
+    INFO("i = " << i << ", x = " << ha[i]);
+    const float want = std::exp(ha[i]);
+    if (!gpu) {
+      CHECK(rfe[i] == want);
+      continue;
+    }
+    if (std::fabs(want) < std::numeric_limits<float>::min()) {  // denormal results: absolute error
+      CHECK(std::fabs(re[i] - want) <= 4 * std::numeric_limits<float>::denorm_min());
+      continue;
+    }
+    CHECK(close_ulps(re[i], want, 2));
+    CHECK(std::fabs(rfe[i] - want) <= (2 * 0x1p-23 + std::fabs(ha[i]) * 0x1p-23) * want);
+  }
+  CHECK(rfe[0] == 1.f);
+}
+
 TEST_CASE("binary ops: fast_div of integers is a trace error naming the line") {
   auto k = tile::kernel("fast_div_int", [](tl::ptr<int> a) {
     auto o = tl::arange(0, 16);

@@ -359,6 +359,24 @@ TEST_CASE("fast_div and fast_sqrt are Triton's div.full.f32 and sqrt.approx.f32;
   CHECK(count(ptx, "sqrt.rn.f32") >= 1);
 }
 
+TEST_CASE("fast_exp is Triton's ex2.approx.f32 of x·log2 e; exp puts the product's rounding back") {
+  dump_dir d;
+  auto k = tile::kernel("exps", [](tl::ptr<float> x, tl::ptr<float> y, tl::ptr<float> z) {
+    auto o = tl::arange(0, 128);
+    auto v = tl::load(x + o);
+    tl::store(y + o, tl::fast_exp(v));
+    tl::store(z + o, tl::exp(-v));  // (of v, LLVM would share fast_exp's product and ex2)
+  });
+  auto dev = tile::device::get("null");
+  auto x = dev.alloc<float>(128), y = dev.alloc<float>(128), z = dev.alloc<float>(128);
+  k[{1}](x, y, z);
+  const std::string ptx = d.read("exps", "ptx");
+  INFO(ptx);
+  CHECK(count(ptx, "ex2.approx") == 2);  // one an element for each (one element a thread here)
+  CHECK(count(ptx, "fma.rn.f32") == 3);  // exp's: the product's error, scaled, put back
+  CHECK(count(ptx, "selp.f32") == 1);    // exp's one range check
+}
+
 TEST_CASE("a value converted once serves every later use that wants the same layout") {
   dump_dir d;
   auto dev = tile::device::get("null");

@@ -52,6 +52,12 @@ inline tensor fast_div(const operand& a, const operand& b) {
 inline tensor fast_sqrt(const operand& x) {
   return tensor(tile::detail::unary(tile::detail::unop::sqrt_approx, x.d, x.loc));
 }
+/// e^x as Triton's tl.exp computes it on f32 (PTX ex2.approx.f32 of x·log2 e: about 2 ulp plus
+/// the product's rounding, |x|·2^-24 relative, where tile's exp puts that rounding back) on the
+/// NVIDIA backend, f16/bf16 too; exp itself on the other backends and for f64.
+inline tensor fast_exp(const operand& x) {
+  return tensor(tile::detail::unary(tile::detail::unop::exp_approx, x.d, x.loc));
+}
 /// a * b + c with one rounding.
 inline tensor fma(const operand& a, const operand& b, const operand& c) {
   return tensor(tile::detail::fma(a.d, b.d, c.d, a.loc));

@@ -234,6 +234,9 @@ llvm::Value* NvptxTarget::approx_fn(codegen::Lowering& L, int kind, llvm::Value*
       return b.CreateCall(asm_fn, {x, y});
     }
     case OpKind::sqrt: return b.CreateIntrinsic(llvm::Intrinsic::nvvm_sqrt_approx_f, {}, {x});
+    case OpKind::exp:  // Triton's: ex2.approx.f32 of the rounded product, nothing put back
+      return b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {},
+                               {b.CreateFMul(x, llvm::ConstantFP::get(b.getFloatTy(), 1.4426950216293335))});
     default: return nullptr;
   }
 }

@@ -42,6 +42,7 @@ enum class binop : std::uint8_t {
 enum class unop : std::uint8_t {
   neg, bit_not, logical_not, exp, exp2, log, log2, sqrt, rsqrt, sin, cos, abs, floor, ceil, erf,
   sqrt_approx,  // tl::fast_sqrt
+  exp_approx,   // tl::fast_exp
 };
 enum class atomic_kind : std::uint8_t { add, max, min, xchg, bit_and, bit_or, bit_xor };
 enum class precision : std::uint8_t { tf32, tf32x3, ieee };
