@@ -105,7 +105,10 @@ void GpuLowering::lower_control(const ir::Op& op) {
       smem_dirty_ = true;
       const GlobalWrites body_writes = writes_global(*op.region(0));
       global_dirty_ |= body_writes;  // the previous iteration's stores
-      std::vector<DV> args{scalar_dv(iv, it)};
+      // the body sees the induction variable through target.opaque (gpu_target.hpp: no 64-bit
+      // pointer recurrences); the loop's own step and test use it directly
+      llvm::Value* body_iv = iv->getType()->isIntegerTy(32) || iv->getType()->isIntegerTy(64) ? target.opaque(S, iv) : iv;
+      std::vector<DV> args{scalar_dv(body_iv, it)};
       args.insert(args.end(), cur.begin(), cur.end());
       std::vector<DV> y = fit(lower_region(*op.region(0), args));
       auto [next, more] = for_next(iv, step, hi, sg);

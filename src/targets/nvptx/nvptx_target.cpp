@@ -327,6 +327,14 @@ std::vector<llvm::Value*> acc_asm(codegen::Lowering& L, const std::string& text,
 
 void NvptxTarget::fence_async_shared(codegen::Lowering& L) const { void_asm(L, "fence.proxy.async.shared::cta;"); }
 void NvptxTarget::fence_async_global(codegen::Lowering& L) const { void_asm(L, "fence.proxy.async.global;"); }
+
+llvm::Value* NvptxTarget::opaque(codegen::Lowering& L, llvm::Value* v) const {
+  const bool wide = v->getType()->isIntegerTy(64);
+  auto* fty = llvm::FunctionType::get(v->getType(), {v->getType()}, false);
+  // pure (no side effects): LLVM may still hoist or share it, ptxas removes the move
+  return L.b->CreateCall(fty, llvm::InlineAsm::get(fty, wide ? "mov.b64 $0, $1;" : "mov.b32 $0, $1;",
+                                                   wide ? "=l,l" : "=r,r", false), {v});
+}
 void NvptxTarget::wgmma_fence(codegen::Lowering& L) const { void_asm(L, "wgmma.fence.sync.aligned;"); }
 void NvptxTarget::wgmma_commit(codegen::Lowering& L) const { void_asm(L, "wgmma.commit_group.sync.aligned;"); }
 

@@ -46,6 +46,7 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
                                         const std::array<llvm::Value*, 4>& c) const override;
   void fence_async_shared(codegen::Lowering& L) const override;
   void fence_async_global(codegen::Lowering& L) const override;
+  llvm::Value* opaque(codegen::Lowering& L, llvm::Value* v) const override;
   void wgmma_fence(codegen::Lowering& L) const override;
   std::vector<llvm::Value*> wgmma(codegen::Lowering& L, tile::dtype in, int n, llvm::Value* desc_a, llvm::Value* desc_b,
                                   const std::vector<llvm::Value*>& acc) const override;
