@@ -137,15 +137,11 @@ int main() {
       }}, timer.get());
       triton_gbps = bench::gpu::gbps(bytes(), r.ms[2]);
       fast_gbps = bench::gpu::gbps(bytes(), r.ms[1]);
-      char line[200];
-      std::snprintf(line, sizeof line,
-                    "  N = %lld: Triton's time / tile's per round %.3f ... %.3f, / tile fast div/sqrt's %.3f ... %.3f (%d registers / Triton %d)",
-                    static_cast<long long>(n), r.speedup_min[0], r.speedup_max[0], r.speedup_min[1], r.speedup_max[1],
-                    bench::gpu::registers(tile::detail::compiled_module(
-                        layer_norm, {x, y, w, bias, dmean, drstd, n, n, eps},
-                        {tile::named("BLOCK", block), tile::named("num_warps", warps)})),
-                    triton->num_regs());
-      speedups.push_back(line);
+      speedups.push_back(bench::gpu::rounds_line(
+          n, r, {"tile", "tile fast div/sqrt", "Triton"},
+          bench::gpu::registers(tile::detail::compiled_module(layer_norm, {x, y, w, bias, dmean, drstd, n, n, eps},
+                                                              {tile::named("BLOCK", block), tile::named("num_warps", warps)})),
+          triton->num_regs()));
       return bench::gpu::gbps(bytes(), r.ms[0]);
     }
     if (provider == "Triton (this process)") return triton ? triton_gbps : NAN;

@@ -88,14 +88,11 @@ int main() {
       const auto r = bench::gpu::interleaved({run_tile, run_fast, run_triton}, timer.get());
       triton_gbps = bench::gpu::gbps(bytes(), r.ms[2]);
       fast_gbps = bench::gpu::gbps(bytes(), r.ms[1]);
-      char line[200];
-      std::snprintf(line, sizeof line,
-                    "  N = %lld: Triton's time / tile's per round %.3f ... %.3f, / tile with Triton's numerics' %.3f ... %.3f (%d registers / Triton %d)",
-                    static_cast<long long>(n), r.speedup_min[0], r.speedup_max[0], r.speedup_min[1], r.speedup_max[1],
-                    bench::gpu::registers(tile::detail::compiled_module(
-                        softmax, {y, x, n, n}, {tile::named("BLOCK", block), tile::named("num_warps", warps)})),
-                    triton->num_regs());
-      speedups.push_back(line);
+      speedups.push_back(bench::gpu::rounds_line(
+          n, r, {"tile", "tile Triton numerics", "Triton"},
+          bench::gpu::registers(tile::detail::compiled_module(
+              softmax, {y, x, n, n}, {tile::named("BLOCK", block), tile::named("num_warps", warps)})),
+          triton->num_regs()));
       return bench::gpu::gbps(bytes(), r.ms[0]);
     }
     if (provider == "tile Triton numerics") return fast_gbps;

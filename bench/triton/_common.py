@@ -33,6 +33,17 @@ def setup(script):
     return torch, triton, out
 
 
+def load_script(name):
+    """Imports bench/triton/NAME.py without running its main() (its module body calls main()), for
+    the helper scripts that reuse a reference script's kernels."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = open(os.path.join(here, name + ".py")).read().replace("\nmain()\n", "\n")
+    mod = type(sys)(name)
+    mod.__file__ = os.path.join(here, name + ".py")
+    exec(compile(src, mod.__file__, "exec"), mod.__dict__)
+    return mod
+
+
 def median_ms(fn):
     """The median of triton.testing.do_bench (its L2 flush and CUDA events included)."""
     import triton.testing

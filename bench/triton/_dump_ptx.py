@@ -15,19 +15,11 @@ os.makedirs(out, exist_ok=True)
 sys.argv = sys.argv[:1]
 
 
-def load(name):
-    """Imports bench/triton/NAME.py without running its main() (its module body calls main())."""
-    src = open(os.path.join(here, name + ".py")).read().replace("\nmain()\n", "\n")
-    mod = type(sys)(name)
-    mod.__file__ = os.path.join(here, name + ".py")
-    exec(compile(src, mod.__file__, "exec"), mod.__dict__)
-    return mod
-
-
+import _common  # noqa: E402
 import torch  # noqa: E402
 
-sm = load("softmax")
-ln = load("layer_norm")
+sm = _common.load_script("softmax")
+ln = _common.load_script("layer_norm")
 lines = []
 M = 4096
 for n in (1024, 4096, 16384):

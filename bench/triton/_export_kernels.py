@@ -25,15 +25,6 @@ import _common  # noqa: E402
 torch, triton, _ = _common.setup("triton/_export_kernels.py")
 
 
-def load(name):
-    """Imports bench/triton/NAME.py without running its main() (its module body calls main())."""
-    src = open(os.path.join(here, name + ".py")).read().replace("\nmain()\n", "\n")
-    mod = type(sys)(name)
-    mod.__file__ = os.path.join(here, name + ".py")
-    exec(compile(src, mod.__file__, "exec"), mod.__dict__)
-    return mod
-
-
 def export(name, compiled, warps):
     meta = compiled.metadata
     for scratch in ("global_scratch_size", "profile_scratch_size"):
@@ -55,7 +46,7 @@ def export(name, compiled, warps):
 
 
 os.makedirs(out, exist_ok=True)
-sm, ln = load("softmax"), load("layer_norm")
+sm, ln = _common.load_script("softmax"), _common.load_script("layer_norm")
 M = 4096
 for n in [256 << i for i in range(7)]:
     x = torch.randn(M, n, device="cuda") * 2

@@ -255,7 +255,6 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
   timer.lap("lower to LLVM");
   auto tm = targets::nvptx::make_target_machine(a);
   optimize(*m, *tm);
-  if (dumping) dump_artifact(fn.name, digest, "opt.ll", to_text(*m));  // EXPERIMENT
   timer.lap("LLVM O3");
   k->ptx = emit(*m, *tm, emit_kind::assembly);
   timer.lap("PTX");
