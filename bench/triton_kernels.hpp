@@ -136,14 +136,14 @@ inline interleaved_result interleaved(const std::vector<std::function<void()>>& 
 
 /// The line a bench prints per shape after its table: each kernel's per-round speedup range
 /// against the reference (the last of `names`), and the registers tile's and Triton's kernels use:
-/// "  N = 2048: Triton's time / tile's per round 0.988 ... 1.060, / tile fast's … (32 registers / Triton 32)".
+/// "  N = 2048: time of Triton / of tile per round 0.988 ... 1.060, / of tile fast … (32 registers / Triton 32)".
 inline std::string rounds_line(std::int64_t n, const interleaved_result& r, const std::vector<std::string>& names,
                                int tile_registers, int triton_registers) {
-  std::string line = "  N = " + std::to_string(n) + ": " + names.back() + "'s time";
+  std::string line = "  N = " + std::to_string(n) + ": time of " + names.back();
   char buf[64];
   for (std::size_t k = 0; k + 1 < names.size(); ++k) {
     std::snprintf(buf, sizeof buf, " %.3f ... %.3f", r.speedup_min[k], r.speedup_max[k]);
-    line += (k ? ", / " : " / ") + names[k] + "'s per round" + buf;
+    line += (k ? ", / of " : " / of ") + names[k] + " per round" + buf;
   }
   return line + " (" + std::to_string(tile_registers) + " registers / Triton " + std::to_string(triton_registers) + ")";
 }
