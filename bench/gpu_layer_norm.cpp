@@ -74,6 +74,11 @@ int main() {
   auto run_fast = [&] {
     layer_norm_fast[{M}](x, y, w, bias, dmean, drstd, n, n, eps, "BLOCK"_c = block, "num_warps"_c = warps);
   };
+  using tk = bench::gpu::triton_kernel;
+  auto run_triton = [&] {  // layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps)
+    triton->launch(M, {tk::arg(x), tk::arg(y), tk::arg(w), tk::arg(bias), tk::arg(dmean), tk::arg(drstd),
+                       tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(eps)});
+  };
   auto run_row = [&] {
     layer_norm_row[{M}](x, y, w, bias, dmean, drstd, n, n, eps, "BLOCK"_c = block, "num_warps"_c = warps);
   };
@@ -102,39 +107,26 @@ int main() {
       threads.parallel_for(M, [&](std::size_t r0, std::size_t r1) {
         layer_norm_rows(hx, want.data(), hw, hb, mean.data(), rstd.data(), n, eps, r0, r1);
       });
-      for (int fast = 0; fast < 3; ++fast) {
+      triton = bench::gpu::triton_kernel::find(*dev, "layer_norm-" + std::to_string(n));
+      std::vector<std::pair<std::string, std::function<void()>>> kernels = {
+          {"tile layer_norm", run_tile}, {"tile layer_norm_fast", run_fast}, {"tile layer_norm_row", run_row}};
+      if (triton) kernels.push_back({"Triton layer_norm", run_triton});  // checked like tile's
+      for (const auto& [name, run] : kernels) {
         y.fill_zero();  // each variant must write every output itself
-        if (fast == 0) run_tile();
-        if (fast == 1) run_fast();
-        if (fast == 2) run_row();
+        run();
         const auto got = y.to_host();
         double err = 0;
         for (std::size_t i = 0; i < size; ++i) err = std::max(err, double(std::abs(float(got[i]) - want[i])));
-        const std::string what = std::string(fast == 0 ? "tile layer_norm" : fast == 1 ? "tile layer_norm_fast" : "tile layer_norm_row") + " N=" + std::to_string(n);
+        const std::string what = name + " N=" + std::to_string(n);
         bench::check(what, err, 1.0 / 64);  // f16 output of values up to ~4: an ulp is 2^-8
         bench::check(what + " (mean)", bench::max_abs_error(bench::download(dmean), mean), 1e-4);
         bench::check(what + " (rstd)", bench::max_abs_error(bench::download(drstd), rstd), 1e-3);
       }
       copy.emplace(*dev, std::size_t(M * n + n) * sizeof(half));
-      triton = bench::gpu::triton_kernel::find(*dev, "layer_norm-" + std::to_string(n));
-      if (triton) {  // Triton's kernel checked like tile's
-        using tk = bench::gpu::triton_kernel;
-        y.fill_zero();
-        triton->launch(M, {tk::arg(x), tk::arg(y), tk::arg(w), tk::arg(bias), tk::arg(dmean), tk::arg(drstd),
-                           tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(eps)});
-        const auto got = y.to_host();
-        double err = 0;
-        for (std::size_t i = 0; i < size; ++i) err = std::max(err, double(std::abs(float(got[i]) - want[i])));
-        bench::check("Triton layer_norm N=" + std::to_string(n), err, 1.0 / 64);
-      }
     }
     if (provider == "tile") {
       if (!triton) return bench::gpu::gbps(bytes(), bench::median_ms(run_tile, timer.get()));
-      using tk = bench::gpu::triton_kernel;
-      const auto r = bench::gpu::interleaved({run_tile, run_fast, [&] {
-        triton->launch(M, {tk::arg(x), tk::arg(y), tk::arg(w), tk::arg(bias), tk::arg(dmean), tk::arg(drstd),
-                           tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(eps)});
-      }}, timer.get());
+      const auto r = bench::gpu::interleaved({run_tile, run_fast, run_triton}, timer.get());
       triton_gbps = bench::gpu::gbps(bytes(), r.ms[2]);
       fast_gbps = bench::gpu::gbps(bytes(), r.ms[1]);
       speedups.push_back(bench::gpu::rounds_line(

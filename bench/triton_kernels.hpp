@@ -17,7 +17,6 @@
 #include <iterator>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -124,9 +123,8 @@ inline interleaved_result interleaved(const std::vector<std::function<void()>>& 
     for (std::size_t k = 0; k < n; ++k) times[k].push_back(median_ms(fns[k], t));
   interleaved_result out;
   for (std::size_t k = 0; k < n; ++k) {
-    std::vector<double> v = times[k], s;
-    std::sort(v.begin(), v.end());
-    out.ms.push_back(v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
+    std::vector<double> s;
+    out.ms.push_back(tile::testing::quantile(times[k], 0.5));
     for (int r = 0; r < rounds; ++r) s.push_back(times[n - 1][std::size_t(r)] / times[k][std::size_t(r)]);
     out.speedup_min.push_back(*std::min_element(s.begin(), s.end()));
     out.speedup_max.push_back(*std::max_element(s.begin(), s.end()));

@@ -215,14 +215,15 @@ void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, 
   }
   // meta-parameters against the signature
   for (auto& m : metas) {
-    bool option = m.name == "num_warps" || m.name == "num_stages" || m.name == "num_ctas" || m.name == "enable_fp_fusion";
+    const bool fusion = m.name == "enable_fp_fusion";
+    const bool option = fusion || m.name == "num_warps" || m.name == "num_stages" || m.name == "num_ctas";
     bool known = option || std::find(meta_names.begin(), meta_names.end(), m.name) != meta_names.end();
     if (!known) {
       std::string list;
       for (auto& n : meta_names) list += (list.empty() ? "" : ", ") + n;
       fail("unknown meta-parameter '" + std::string(m.name) + "' (the kernel's are: " + (list.empty() ? "none" : list) + ")", loc);
     }
-    if (option && m.name == "enable_fp_fusion") {
+    if (fusion) {
       if (m.k != meta_value::kind::boolean) fail("enable_fp_fusion must be a bool", loc);
       p.fp_fusion = m.i != 0;
     } else if (option) {
