@@ -43,7 +43,9 @@ class Assigner {
     });
     // 2. consumers decide, backwards
     block(f_.body);
-    // 3. count the uses that need a conversion
+    // 3. conversions move past the narrowing casts that follow them
+    sink_conversions();
+    // 4. count the uses that need a conversion
     ir::walk(const_cast<ir::Block&>(f_.body), [&](const ir::Op& op) {
       auto want = wanted_operands(op, plan_, ai_);
       for (std::size_t k = 0; k < op.operands.size(); ++k)
@@ -156,6 +158,74 @@ class Assigner {
 
   void force_if_free(const ir::Value* v, const LinearLayout& l) {
     if (!has(v)) want(v, l);
+  }
+
+  static bool uniform(const ir::Value* v) {
+    return v->def && (v->def->kind == OpKind::constant || v->def->kind == OpKind::splat);
+  }
+
+  /// A value whose consumers run in another layout (a tensor-core accumulator before its
+  /// epilogue) is converted where it is used. When those consumers are an elementwise chain ending
+  /// in a narrowing cast (acc -> leaky ReLU -> f16), the chain runs in the value's own layout
+  /// instead and the conversion moves to the chain's results: half the bytes through shared
+  /// memory for f32 -> f16. The chain: elementwise ops of the value's block whose tile operands
+  /// are the value, other chain results, or uniform tiles (constants and splats, which the
+  /// lowering makes in any layout); moved only when the bytes converted go down.
+  void sink_conversions() {
+    std::unordered_map<const ir::Value*, std::vector<const ir::Op*>> users;
+    std::vector<const ir::Value*> values;
+    ir::walk(const_cast<ir::Block&>(f_.body), [&](const ir::Op& op) {
+      for (const ir::Value* v : op.operands) users[v].push_back(&op);
+      for (const auto& r : op.results)
+        if (is_tile(r.get()) && !uniform(r.get())) values.push_back(r.get());
+    });
+    auto bytes = [](const ir::Value* v) {
+      std::int64_t n = elem_bytes(v->type);
+      for (auto e : v->type.shape) n *= e;
+      return n;
+    };
+    for (const ir::Value* x : values) {
+      const LinearLayout& lx = plan_.of.at(x);
+      const ir::Block* home = x->def->parent;
+      std::vector<const ir::Op*> chain;
+      std::unordered_set<const ir::Value*> in{x};
+      auto joins = [&](const ir::Op* u) {
+        if (!ir::is_elementwise(u->kind) || !u->regions.empty() || u->parent != home || u->results.size() != 1 ||
+            u->result()->type.shape != x->type.shape || in.count(u->result()))
+          return false;
+        for (const ir::Value* o : u->operands)
+          if (is_tile(o) && !in.count(o) && !uniform(o)) return false;
+        return true;
+      };
+      for (std::size_t i = 0; i <= chain.size(); ++i) {  // breadth first from x's users
+        const ir::Value* from = i == 0 ? x : chain[i - 1]->result();
+        for (const ir::Op* u : users[from])
+          if (joins(u)) {
+            chain.push_back(u);
+            in.insert(u->result());
+          }
+      }
+      // bytes converted now (x, for its chain users in other layouts) and after (each value
+      // with a use outside the chain that may want another layout than lx)
+      bool differs = false;
+      for (const ir::Op* u : chain) differs |= !(plan_.of.at(u->result()) == lx);
+      if (!differs) continue;
+      std::int64_t after = 0;
+      for (const ir::Value* v : in)
+        for (const ir::Op* u : users[v])
+          if (!in.count(u->results.empty() ? nullptr : u->result()) || u->results.size() != 1) {
+            auto want = wanted_operands(*u, plan_, ai_);
+            bool converts = false;
+            for (std::size_t k = 0; k < u->operands.size(); ++k)  // (no wish, e.g. a yield's: counted)
+              converts |= u->operand(static_cast<unsigned>(k)) == v && !(want[k] && *want[k] == lx);
+            if (converts) {
+              after += bytes(v);
+              break;
+            }
+          }
+      if (after >= bytes(x)) continue;
+      for (const ir::Op* u : chain) plan_.of[u->result()] = lx;
+    }
   }
 };
 

@@ -11,7 +11,10 @@
 //      broadcast_source, expand_dims the slice, reduce the operand's own with the slice as
 //      result, stores their pointer's coalesced layout, loop-carried values one layout for init,
 //      argument and yield); the first request a value gets (its last use in program order)
-//      wins; values nobody asks for get default_blocked.
+//      wins; values nobody asks for get default_blocked;
+//   3. a conversion that feeds an elementwise chain ending in a narrowing cast (a tensor-core
+//      accumulator's epilogue: leaky ReLU, then f32 -> f16) moves past the cast: the chain runs
+//      in the value's layout and the narrower result is converted instead (sink_conversions).
 // Where a use wants another layout than its value has, the lowering converts (in registers when
 // register_map allows, else through shared memory); `conversions` counts them, and TILE_DUMP_IR
 // prints the plan (print_plan) so each one is visible.

@@ -7,6 +7,9 @@
 // rather than one; a barrier; every thread reads the elements of the new layout. A barrier
 // before the next write into shared memory is emitted only when shared memory was read since
 // the last barrier (straight-line code; control flow joins count as read).
+// Where a layout keeps runs of elements along the last axis in a thread and rows are a multiple
+// of 128 bytes (an accumulator to the store's 16-byte layout), convert_swizzled moves whole runs
+// instead — vector stores and loads, rows unpadded, 16-byte chunks XOR-swizzled by row.
 #include <bit>
 
 #include "codegen/gpu/gpu_lowering.hpp"
@@ -95,6 +98,7 @@ DV GpuLowering::convert(const DV& x, const LinearLayout& to) {
     for (int r : *map) out.regs.push_back(x.regs.at(static_cast<std::size_t>(r)));
     return out;
   }
+  if (auto v = convert_swizzled(x, to)) return std::move(*v);
   // through shared memory
   const ir::Type st = x.type.scalar();
   llvm::Type* mty = S.storage_type(st);
@@ -122,6 +126,65 @@ DV GpuLowering::convert(const DV& x, const LinearLayout& to) {
   barrier();
   DV out{to, {}, x.type};
   for (int r = 0; r < to.num_regs(); ++r) out.regs.push_back(S.from_storage(b().CreateLoad(mty, smem_at(offset(to, r))), st));
+  note_smem_read();
+  return out;
+}
+
+std::optional<DV> GpuLowering::convert_swizzled(const DV& x, const LinearLayout& to) {
+  auto& B = b();
+  const ir::Type st = x.type.scalar();
+  llvm::Type* mty = S.storage_type(st);
+  const std::int64_t es = static_cast<std::int64_t>(S.mod->getDataLayout().getTypeAllocSize(mty));
+  const int R = static_cast<int>(x.type.shape.size());
+  const std::int64_t cols = x.type.shape.back(), row_bytes = cols * es;
+  if (row_bytes % 128 != 0 || 16 % es != 0 || x.regs.size() == 1) return std::nullopt;
+  // elements a store (a load) moves: the layout's run of registers along the last axis, at most
+  // one 16-byte chunk (runs start at multiples of their length: never across a chunk)
+  auto width = [&](const LinearLayout& l) {
+    auto [run, ax] = register_run(l);
+    return ax == R - 1 ? static_cast<int>(std::min<std::int64_t>(run, 16 / es)) : 1;
+  };
+  const int ws = width(x.layout), wl = width(to);
+  if (ws < 2 && wl < 2) return std::nullopt;  // the padded scalar path is as good
+  std::int64_t numel = 1;
+  for (auto e : x.type.shape) numel *= e;
+  reserve(static_cast<std::uint64_t>(numel * es));
+  auto* i64 = B.getInt64Ty();
+  // byte offset of register r's element: row-major rows of row_bytes, 16-byte chunks XOR-ed with
+  // the row's low 3 bits, so 8 consecutive rows reach 8 different chunks of a 128-byte line
+  auto offset = [&](const LinearLayout& l, int r) {
+    llvm::Value* row = B.getInt32(0);
+    for (int d = 0; d + 1 < R; ++d)
+      row = B.CreateAdd(B.CreateMul(row, B.getInt32(static_cast<std::uint32_t>(x.type.shape[static_cast<std::size_t>(d)]))), coord(l, r, d));
+    llvm::Value* cb = B.CreateMul(B.CreateZExt(coord(l, r, R - 1), i64), B.getInt64(static_cast<std::uint64_t>(es)));
+    llvm::Value* rw = B.CreateZExt(row, i64);
+    llvm::Value* sw = B.CreateShl(B.CreateAnd(rw, B.getInt64(7)), B.getInt64(4));
+    return B.CreateAdd(B.CreateMul(rw, B.getInt64(static_cast<std::uint64_t>(row_bytes))), B.CreateXor(cb, sw));
+  };
+  auto vec_ty = [&](int w) { return w == 1 ? mty : static_cast<llvm::Type*>(llvm::FixedVectorType::get(mty, static_cast<unsigned>(w))); };
+  barrier_before_write();
+  S.if_else(is_writer(x.layout), [&]() -> llvm::Value* {
+    for (int r = 0; r < x.layout.num_regs(); r += ws) {
+      llvm::Value* v = ws == 1 ? S.to_storage(x.regs.at(static_cast<std::size_t>(r)), st) : llvm::PoisonValue::get(vec_ty(ws));
+      for (int e = 0; ws > 1 && e < ws; ++e)
+        v = B.CreateInsertElement(v, S.to_storage(x.regs.at(static_cast<std::size_t>(r + e)), st), B.getInt32(static_cast<std::uint32_t>(e)));
+      if (st.elem == dtype::f16 && ws > 1) {  // f32 -> f16 pairs: one cvt.rn.f16x2.f32 a word
+        v = B.CreateBitCast(v, llvm::FixedVectorType::get(B.getInt32Ty(), static_cast<unsigned>(ws / 2)));
+        for (int e = 0; e < ws; e += 2)
+          if (llvm::Value* w = pack_f16x2(x.regs.at(static_cast<std::size_t>(r + e)), x.regs.at(static_cast<std::size_t>(r + e + 1))))
+            v = B.CreateInsertElement(v, w, B.getInt32(static_cast<std::uint32_t>(e / 2)));
+      }
+      B.CreateAlignedStore(v, smem_at(offset(x.layout, r)), llvm::Align(static_cast<std::uint64_t>(ws * es)));
+    }
+    return nullptr;
+  }, nullptr, "cvt.swizzled");
+  barrier();
+  DV out{to, {}, x.type};
+  for (int r = 0; r < to.num_regs(); r += wl) {
+    llvm::Value* v = B.CreateAlignedLoad(vec_ty(wl), smem_at(offset(to, r)), llvm::Align(static_cast<std::uint64_t>(wl * es)));
+    for (int e = 0; e < wl; ++e)
+      out.regs.push_back(S.from_storage(wl == 1 ? v : B.CreateExtractElement(v, B.getInt32(static_cast<std::uint32_t>(e))), st));
+  }
   note_smem_read();
   return out;
 }

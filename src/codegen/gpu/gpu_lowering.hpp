@@ -103,6 +103,9 @@ class GpuLowering {
   /// i1: this thread is the one that writes for its elements (its replicated bits are 0).
   llvm::Value* is_writer(const layout::LinearLayout& l);
   DV convert(const DV& x, const layout::LinearLayout& to);
+  /// convert's vectorized path (runs along the last axis, swizzled rows); nullopt where it does
+  /// not apply.
+  std::optional<DV> convert_swizzled(const DV& x, const layout::LinearLayout& to);
   /// broadcast's, expand_dims's and reshape's map from a result element to its operand element.
   std::function<layout::Coords(const layout::Coords&)> shape_map(const ir::Op& op, const layout::LinearLayout& result);
   /// `v` computed again directly in layout `l` instead of converted, when it is cheap: built from
