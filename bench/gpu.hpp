@@ -74,4 +74,29 @@ inline std::int64_t next_pow2(std::int64_t n) { return static_cast<std::int64_t>
 /// GB/s of `bytes` moved in `ms` milliseconds.
 inline double gbps(double bytes, double ms) { return bytes / (ms * 1e-3) / 1e9; }
 
+/// Kernels timed in `rounds` alternating rounds (f0, f1, …, f0, f1, …; each round one do_bench
+/// median per kernel): per kernel the median of its round medians, and against the last one (the
+/// reference) the smallest and largest per-round speedup (its time over the kernel's: above 1
+/// means the kernel is faster).
+struct interleaved_result {
+  std::vector<double> ms, speedup_min, speedup_max;  // per kernel
+};
+
+inline interleaved_result interleaved(const std::vector<std::function<void()>>& fns, tile::testing::timer* t,
+                                      int rounds = 5) {
+  const std::size_t n = fns.size();
+  std::vector<std::vector<double>> times(n);
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t k = 0; k < n; ++k) times[k].push_back(median_ms(fns[k], t));
+  interleaved_result out;
+  for (std::size_t k = 0; k < n; ++k) {
+    std::vector<double> s;
+    out.ms.push_back(tile::testing::quantile(times[k], 0.5));
+    for (int r = 0; r < rounds; ++r) s.push_back(times[n - 1][std::size_t(r)] / times[k][std::size_t(r)]);
+    out.speedup_min.push_back(*std::min_element(s.begin(), s.end()));
+    out.speedup_max.push_back(*std::max_element(s.begin(), s.end()));
+  }
+  return out;
+}
+
 }  // namespace bench::gpu

@@ -13,7 +13,10 @@
 //
 // Metric: TFLOP/s = 2·M·N·K / median time (the activation's M·N operations not counted).
 // Times: do_bench (25 ms warm-up, 100 ms of repetitions) with CUDA events and a 256 MB L2 flush
-// before each repetition, for tile and cuBLAS alike. Autotuning: tile::autotune, key (M, N, K)
+// before each repetition, for tile and cuBLAS alike, in 3 alternating rounds (tile, cuBLAS, tile,
+// …: bench::gpu::interleaved): each column the median of its rounds, and the per-round ratio
+// range printed per shape — a sustained tensor-core load drifts the clocks by several percent,
+// which timing one after the other would put on one side only. Autotuning: tile::autotune, key (M, N, K)
 // plus the launch's ACTIVATION, 10 ms warm-up and 40 ms of repetitions per config (so the whole
 // bench fits in a few minutes), disk cache off: every run tunes afresh, as Triton's autotuner
 // does, so a choice stored by an older compiler never stands in for the current one's. The tuning
@@ -55,6 +58,7 @@ constexpr int kLlmTokens = 8192;            // M of the LLM shapes
 constexpr double kAtolOfMax = 1e-3;         // the absolute tolerance, relative to max |C|
 constexpr double kTuneWarmupMs = 10, kTuneRepMs = 40;
 constexpr int kActBlock = 1024;             // the separate leaky ReLU kernel's BLOCK (num_warps 4)
+constexpr int kRounds = 3;                  // alternating timing rounds of tile and cuBLAS
 
 struct shape {
   int M, N, K;
@@ -344,14 +348,22 @@ void measure(bench_ctx& ctx, const shape& s, const bench::floats& fa, const benc
         if (!ok) fail("tile" + tag + " {" + cfg_str + "} against cuBLAS: " + describe(shown, s, rtol, "cuBLAS"));
       }
       const std::string info = module_info(tuned, a, b, c, s, act);
-      // time both
-      step = "timing tile" + tag;
-      const double tile_tf = ok ? tflops(s, bench::median_ms([&] { run_tile(act); }, ctx.timer.get())) : nan_v;
-      double ref_tf = nan_v;
-      if (ctx.blas) {
-        step = "timing cuBLAS" + tag;
-        ref_tf = act ? tflops(s, bench::median_ms(run_cublas_act, ctx.timer.get()))
-                     : tflops(s, bench::median_ms(run_cublas, ctx.timer.get()));
+      // time both, in alternating rounds (clocks and power drift during a run: both see the same)
+      step = "timing tile and cuBLAS" + tag;
+      double tile_tf = nan_v, ref_tf = nan_v;
+      std::string rounds;
+      std::vector<std::function<void()>> fns;
+      if (ok) fns.push_back([&] { run_tile(act); });
+      if (ctx.blas) fns.push_back(act ? std::function<void()>(run_cublas_act) : std::function<void()>(run_cublas));
+      if (!fns.empty()) {
+        const auto r = bench::gpu::interleaved(fns, ctx.timer.get(), kRounds);
+        if (ok) tile_tf = tflops(s, r.ms.front());
+        if (ctx.blas) ref_tf = tflops(s, r.ms.back());
+        if (fns.size() == 2) {
+          char buf[96];
+          std::snprintf(buf, sizeof buf, "; tile / cuBLAS per round %.3f ... %.3f", r.speedup_min[0], r.speedup_max[0]);
+          rounds = buf;
+        }
       }
       auto& row = ctx.values[act ? fused : plain][x];
       row[act ? fused_col : tile_col] = tile_tf;
@@ -359,10 +371,10 @@ void measure(bench_ctx& ctx, const shape& s, const bench::floats& fa, const benc
       double& r = row[act ? "cuBLAS + leaky_relu" : "cuBLAS"];
       if (std::isnan(r) || ref_tf > r) r = ref_tf;
       std::printf("  %-5s %-26s%-13s %s %7.1f  %s %7.1f TFLOP/s  (%.2fx)  max|tile-%s| %.3g (max|C| %.4g)\n"
-                  "        {%s}: %s; tuned in %.0f ms\n",
+                  "        {%s}: %s; tuned in %.0f ms%s\n",
                   elem<T>::name, str(s).c_str(), act ? " leaky ReLU" : "", tile_col.c_str(), tile_tf, act ? "cuBLAS+act" : "cuBLAS", ref_tf,
                   tile_tf / ref_tf, against, shown.max_diff, shown.max_want, cfg_str.c_str(),
-                  info.c_str(), tune_ms);
+                  info.c_str(), tune_ms, rounds.c_str());
       std::fflush(stdout);
     }
     std::printf("        (%s: %.1f s with set-up and checks)\n", what.c_str(), ms_since(t0) / 1e3);

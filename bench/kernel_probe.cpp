@@ -207,6 +207,16 @@ int main(int argc, char** argv) {
                     static_cast<long long>(n), cf[0], cf[1], cf[2], cf[3], tf / (p_ms * 1e-3), tf / (q_ms * 1e-3),
                     double(got), 0.125 * double(n));
       }
+    } else if (what == "matmul_desc_bf16_one") {  // matmul_desc_one in bf16
+      const std::size_t nn = std::size_t(n * n);
+      auto a = dev.upload(std::vector<tile::bfloat16>(nn, tile::bfloat16(0.5f))), bb = dev.upload(std::vector<tile::bfloat16>(nn, tile::bfloat16(0.25f)));
+      auto c = dev.alloc<tile::bfloat16>(nn);
+      const std::uint32_t grid = std::uint32_t(tile::cdiv(n, 128) * tile::cdiv(n, 256));
+      const auto N = std::int32_t(n);
+      auto desc = bench::make_matmul_desc_t<tile::bfloat16>();
+      for (int i = 0; i < launches; ++i)
+        desc[{grid}](a, bb, c, N, N, N, N, 1, N, 1, N, 1, "BLOCK_M"_c = 128, "BLOCK_N"_c = 256, "BLOCK_K"_c = 64,
+                     "GROUP_M"_c = 8, "num_warps"_c = 8, "num_stages"_c = 3, "ACTIVATION"_c = false);
     } else if (what == "matmul_one" || what == "matmul_desc_one") {  // n = M = N = K; 128 x 256 x 64, 8 warps, 3 stages, `launches` times
       const std::size_t nn = std::size_t(n * n);
       auto a = dev.upload(std::vector<tile::half>(nn, tile::half(0.5f))), bb = dev.upload(std::vector<tile::half>(nn, tile::half(0.25f)));

@@ -171,6 +171,9 @@ class Lowering {
   /// f32 -> f16 is the target's plain conversion (cvt.rn.f16.f32): a NaN becomes its canonical
   /// NaN, not the interpreter's payload-keeping one (NaN bits are unspecified: LANGUAGE.md).
   bool native_f16_nan = false;
+  /// f32 -> bf16 is the target's conversion (cvt.rn.bf16.f32, sm_80+: round to nearest even as
+  /// the integer expansion, NaN bits unspecified as above), not that expansion.
+  bool native_bf16 = false;
   /// The kernel's float add, sub and mul may fuse into fma (LLVM's `contract` flag on them; the
   /// GPU lowering sets it from ir::Function::fp_fusion). The library's own expansions (exact
   /// fmod, the compensated exp, …) and the dot's exact FMA loop never carry the flag.

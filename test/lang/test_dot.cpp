@@ -349,6 +349,73 @@ TEST_CASE("blocked matmul: for_range over K, pointer tiles advanced, masked edge
 }
 
 namespace {
+// the tutorial matmul's fused epilogue: leaky ReLU on the f32 accumulator, then the result
+// rounded to Out (f16 or bf16) and stored — on the GPU the activation runs in the accumulator's
+// layout and the 16-bit values go to the store's layout through shared memory
+template <class Out>
+auto matmul_act = tile::kernel("matmul_act", [](tl::ptr<tile::half> a, tl::ptr<tile::half> b, tl::ptr<Out> c, tl::i32 M,
+                                                tl::i32 N, tl::i32 K, tl::constexpr_<"BM"> BM, tl::constexpr_<"BN"> BN,
+                                                tl::constexpr_<"BK"> BK) {
+  using tl::_;
+  using tl::newaxis;
+  auto pid = tl::program_id(0);
+  auto n_blocks_n = tl::cdiv(N, BN);
+  auto rm = (pid / n_blocks_n) * BM + tl::arange(0, BM);
+  auto rn = (pid % n_blocks_n) * BN + tl::arange(0, BN);
+  auto rk = tl::arange(0, BK);
+  auto acc = tl::zeros<float>({BM, BN});
+  tl::for_range(0, tl::cdiv(K, BK), [&](tl::tensor kb) {
+    auto k = kb * BK + rk;
+    auto av = tl::load(a + rm(_, newaxis) * K + k(newaxis, _), (rm(_, newaxis) < M) & (k(newaxis, _) < K), 0.0f);
+    auto bv = tl::load(b + k(_, newaxis) * N + rn(newaxis, _), (k(_, newaxis) < K) & (rn(newaxis, _) < N), 0.0f);
+    acc = tl::dot(av, bv, acc);
+  });
+  auto act = tl::where(acc >= 0, acc, 0.01f * acc);
+  tl::store(c + rm(_, newaxis) * N + rn(newaxis, _), tl::cast<Out>(act), (rm(_, newaxis) < M) & (rn(newaxis, _) < N));
+});
+
+template <class Out>
+void check_matmul_act(int M, int N, int K, int BM, int BN, int BK, int warps, unsigned seed) {
+  CAPTURE(M);
+  CAPTURE(N);
+  CAPTURE(K);
+  CAPTURE(BM);
+  CAPTURE(BN);
+  CAPTURE(warps);
+  auto ha = lt2::random_vec<tile::half>(ix(M * K), seed, -1, 1), hb = lt2::random_vec<tile::half>(ix(K * N), seed + 1, -1, 1);
+  auto d = lt2::dev();
+  auto a = d.upload(ha), b = d.upload(hb);
+  auto c = d.alloc<Out>(ix(M * N));
+  matmul_act<Out>[{tile::cdiv(M, BM) * tile::cdiv(N, BN)}](a, b, c, M, N, K, "BM"_c = BM, "BN"_c = BN, "BK"_c = BK,
+                                                            "num_warps"_c = warps, "num_stages"_c = 3);
+  const auto got = c.to_host();
+  const auto want = ref_dot(ha, hb, {}, M, N, K, false);
+  // the sum's error bound (check_dot_result's), through leaky ReLU, plus one unit in the last
+  // place of the 16-bit result (the sum may sit on the other side of a rounding boundary)
+  const double ulp = std::is_same_v<Out, tile::half> ? std::ldexp(1.0, -10) : std::ldexp(1.0, -7);
+  int bad = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double mag = 0;
+      for (int l = 0; l < K; ++l) mag += std::abs(double(float(ha[ix(i * K + l)])) * double(float(hb[ix(l * N + j)])));
+      const double w = double(want[ix(i * N + j)]), x = w >= 0 ? w : 0.01 * w;
+      const double err = std::abs(double(float(got[ix(i * N + j)])) - x);
+      const double bound = double(K) * std::ldexp(1.0, -22) * mag + ulp * std::abs(x) + 1e-7;
+      if (err > bound && ++bad <= 5)
+        FAIL_CHECK("element (" << i << ", " << j << "): got " << float(got[ix(i * N + j)]) << ", want " << x << " (bound " << bound << ")");
+    }
+  CHECK(bad == 0);
+}
+}  // namespace
+
+TEST_CASE("blocked matmul with a fused epilogue: leaky ReLU, then the f32 accumulator rounded to f16 or bf16") {
+  check_matmul_act<tile::half>(130, 260, 96, 128, 128, 32, 8, 31);  // wgmma on sm_90a, 8 warps, masked edges
+  check_matmul_act<tile::bfloat16>(130, 260, 96, 128, 128, 32, 8, 33);
+  check_matmul_act<tile::half>(64, 96, 64, 64, 32, 32, 4, 35);  // narrower tiles
+  check_matmul_act<tile::bfloat16>(64, 96, 64, 64, 32, 32, 4, 37);
+}
+
+namespace {
 // the pipelined matmul with an in-order use of a value the copies' masks use too (k_left): the
 // loop also sums min(k_left, BK) over its iterations — K in the end
 auto matmul_steps = tile::kernel("matmul_steps", [](tl::ptr<tile::half> a, tl::ptr<tile::half> b, tl::ptr<float> c,

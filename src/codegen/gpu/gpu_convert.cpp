@@ -21,17 +21,28 @@ using layout::LinearLayout;
 
 llvm::Value* GpuLowering::thread_coord(const LinearLayout& l, int d) {
   const auto ud = static_cast<std::size_t>(d);
-  llvm::Value* c = b().getInt32(0);
+  // computed once a kernel for each distinct set of bases, right after lane and warp (which
+  // dominates every use): not again for each register of each layout (thousands of shifts and
+  // XORs for LLVM to clean up in a matmul's epilogue)
+  std::vector<std::int64_t> key;
+  for (const auto* v : {&l.lane, &l.warp})
+    for (const auto& bb : *v) key.push_back(bb.empty() ? 0 : bb[ud]);
+  if (auto it = thread_coords_.find(key); it != thread_coords_.end()) return it->second;
+  auto* at = llvm::cast<llvm::Instruction>(thread_ip_);
+  llvm::IRBuilder<> pb(at->getParent(), std::next(at->getIterator()));
+  llvm::Value* c = pb.getInt32(0);
   auto add = [&](const std::vector<Coords>& bases, llvm::Value* id) {
     for (std::size_t i = 0; i < bases.size(); ++i) {
       const std::int64_t v = bases[i].empty() ? 0 : bases[i][ud];
       if (!v) continue;
-      llvm::Value* bit = b().CreateAnd(b().CreateLShr(id, b().getInt32(static_cast<std::uint32_t>(i))), b().getInt32(1));
-      c = b().CreateXor(c, b().CreateMul(bit, b().getInt32(static_cast<std::uint32_t>(v))));
+      llvm::Value* bit = pb.CreateAnd(pb.CreateLShr(id, pb.getInt32(static_cast<std::uint32_t>(i))), pb.getInt32(1));
+      c = pb.CreateXor(c, pb.CreateMul(bit, pb.getInt32(static_cast<std::uint32_t>(v))));
     }
   };
   add(l.lane, lane);
   add(l.warp, warp);
+  if (llvm::isa<llvm::Instruction>(c)) thread_ip_ = c;  // the last instruction made: the next go after it
+  thread_coords_.emplace(std::move(key), c);
   return c;
 }
 
@@ -168,10 +179,10 @@ std::optional<DV> GpuLowering::convert_swizzled(const DV& x, const LinearLayout&
       llvm::Value* v = ws == 1 ? S.to_storage(x.regs.at(static_cast<std::size_t>(r)), st) : llvm::PoisonValue::get(vec_ty(ws));
       for (int e = 0; ws > 1 && e < ws; ++e)
         v = B.CreateInsertElement(v, S.to_storage(x.regs.at(static_cast<std::size_t>(r + e)), st), B.getInt32(static_cast<std::uint32_t>(e)));
-      if (st.elem == dtype::f16 && ws > 1) {  // f32 -> f16 pairs: one cvt.rn.f16x2.f32 a word
+      if ((st.elem == dtype::f16 || st.elem == dtype::bf16) && ws > 1) {  // f32 -> 16-bit pairs: one cvt a word
         v = B.CreateBitCast(v, llvm::FixedVectorType::get(B.getInt32Ty(), static_cast<unsigned>(ws / 2)));
         for (int e = 0; e < ws; e += 2)
-          if (llvm::Value* w = pack_f16x2(x.regs.at(static_cast<std::size_t>(r + e)), x.regs.at(static_cast<std::size_t>(r + e + 1))))
+          if (llvm::Value* w = pack_16x2(x.regs.at(static_cast<std::size_t>(r + e)), x.regs.at(static_cast<std::size_t>(r + e + 1))))
             v = B.CreateInsertElement(v, w, B.getInt32(static_cast<std::uint32_t>(e / 2)));
       }
       B.CreateAlignedStore(v, smem_at(offset(x.layout, r)), llvm::Align(static_cast<std::uint64_t>(ws * es)));

@@ -14,6 +14,7 @@ GpuLowering::GpuLowering(llvm::LLVMContext& ctx, const GpuTargetHooks& t, const 
     : S(ctx, t), target(t), plan(p), axis(a) {
   S.native_min_max = true;
   S.native_f16_nan = true;
+  S.native_bf16 = true;  // every NVPTX target is sm_80 or later
 }
 
 const DV& GpuLowering::get(const ir::Value* v) const {
@@ -68,6 +69,8 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
   llvm::Value* tid = target.thread_id(S);
   lane = b().CreateAnd(tid, b().getInt32(31), "lane");
   warp = b().CreateLShr(tid, b().getInt32(5), "warp");
+  thread_ip_ = warp;
+  thread_coords_.clear();
   for (unsigned i = 0; i < f.body.args.size(); ++i) {
     const ir::Value* a = f.body.arg(i);
     set(a, scalar_dv(target.kernel_arg(S, i, S.reg_type(a->type)), a->type));

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 
 #include <cstdint>
@@ -84,6 +85,10 @@ class GpuLowering {
   llvm::IRBuilder<>& b() { return *S.b; }
   llvm::Value* lane = nullptr;  // i32
   llvm::Value* warp = nullptr;  // i32
+  /// thread_coord's values (by their bases along the axis), all made after thread_ip_: the
+  /// last instruction of the kernel's straight-line start, after warp
+  std::map<std::vector<std::int64_t>, llvm::Value*> thread_coords_;
+  llvm::Value* thread_ip_ = nullptr;
 
   // ---- values ----
   const DV& get(const ir::Value* v) const;
@@ -127,9 +132,10 @@ class GpuLowering {
   void barrier_before_write();
   void barrier();
   void note_smem_read() { smem_dirty_ = true; }
-  /// The 32-bit word of f16 registers `lo` (low half) and `hi` that are both conversions from f32:
-  /// one cvt.rn.f16x2.f32 of their sources; nullptr otherwise.
-  llvm::Value* pack_f16x2(llvm::Value* lo, llvm::Value* hi);
+  /// The 32-bit word of 16-bit float registers `lo` (low half) and `hi` that are both conversions
+  /// from f32 to f16 (or both to bf16, whose registers are the i16 of their bits): one
+  /// cvt.rn.f16x2.f32 (cvt.rn.bf16x2.f32) of their sources; nullptr otherwise.
+  llvm::Value* pack_16x2(llvm::Value* lo, llvm::Value* hi);
   /// Global memory: a load or atomic after a store or atomic of the same program that may touch
   /// the same bytes waits at a barrier (the interpreter's whole-tile order: another thread of the
   /// CTA may have written the element — replicated layouts, different layouts of one buffer).

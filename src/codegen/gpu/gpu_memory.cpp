@@ -55,17 +55,25 @@ GlobalWrites GpuLowering::writes_global(const ir::Block& blk) const {
   return w;
 }
 
-llvm::Value* GpuLowering::pack_f16x2(llvm::Value* lo, llvm::Value* hi) {
-  auto* a = llvm::dyn_cast<llvm::FPTruncInst>(lo);
-  auto* c = llvm::dyn_cast<llvm::FPTruncInst>(hi);
-  auto from_f32 = [](llvm::FPTruncInst* t) { return t && t->getSrcTy()->isFloatTy() && t->getDestTy()->isHalfTy(); };
-  if (!from_f32(a) || !from_f32(c)) return nullptr;
+llvm::Value* GpuLowering::pack_16x2(llvm::Value* lo, llvm::Value* hi) {
+  // f16: fptrunc float -> half; bf16 (stored as i16): bitcast of fptrunc float -> bfloat
+  auto source = [](llvm::Value* v, llvm::Type*& to) -> llvm::Value* {
+    if (auto* c = llvm::dyn_cast<llvm::BitCastInst>(v)) v = c->getOperand(0);
+    auto* t = llvm::dyn_cast<llvm::FPTruncInst>(v);
+    if (!t || !t->getSrcTy()->isFloatTy() || !(t->getDestTy()->isHalfTy() || t->getDestTy()->isBFloatTy())) return nullptr;
+    to = t->getDestTy();
+    return t->getOperand(0);
+  };
+  llvm::Type *ta = nullptr, *tb = nullptr;
+  llvm::Value* a = source(lo, ta);
+  llvm::Value* c = source(hi, tb);
+  if (!a || !c || ta != tb) return nullptr;
   auto& B = b();
   auto* fty = llvm::FunctionType::get(B.getInt32Ty(), {B.getFloatTy(), B.getFloatTy()}, false);
-  // d = {a's conversion in the upper half, b's in the lower}: the same rounding (and NaN) as
-  // cvt.rn.f16.f32 of each, in one instruction (LLVM 19 emits two and a mov to pack them)
-  return B.CreateCall(fty, llvm::InlineAsm::get(fty, "cvt.rn.f16x2.f32 $0, $1, $2;", "=r,f,f", false),
-                      {c->getOperand(0), a->getOperand(0)});
+  // d = {hi's conversion in the upper half, lo's in the lower}: the same rounding (and NaN) as
+  // cvt.rn.f16.f32 / cvt.rn.bf16.f32 of each, in one instruction (LLVM 19 emits two and a mov)
+  const char* code = ta->isHalfTy() ? "cvt.rn.f16x2.f32 $0, $1, $2;" : "cvt.rn.bf16x2.f32 $0, $1, $2;";
+  return B.CreateCall(fty, llvm::InlineAsm::get(fty, code, "=r,f,f", false), {c, a});
 }
 
 void GpuLowering::lower_memory(const ir::Op& op) {
@@ -225,9 +233,9 @@ void GpuLowering::lower_memory(const ir::Op& op) {
             ev = B.CreateInsertElement(ev, S.to_storage(val.regs[r0 + static_cast<std::size_t>(i)], vt), static_cast<std::uint64_t>(i));
           auto* vty = llvm::FixedVectorType::get(B.getInt32Ty(), static_cast<unsigned>(nw));
           llvm::Value* vec = B.CreateBitCast(ev, vty);
-          if (vt.elem == dtype::f16)  // words of two f32 -> f16 conversions: one cvt.rn.f16x2.f32 each
+          if (vt.elem == dtype::f16 || vt.elem == dtype::bf16)  // words of two f32 -> 16-bit conversions: one cvt each
             for (int i = 0; i < nw; ++i)
-              if (llvm::Value* word = pack_f16x2(val.regs[r0 + 2 * static_cast<std::size_t>(i)],
+              if (llvm::Value* word = pack_16x2(val.regs[r0 + 2 * static_cast<std::size_t>(i)],
                                                  val.regs[r0 + 2 * static_cast<std::size_t>(i) + 1]))
                 vec = B.CreateInsertElement(vec, word, static_cast<std::uint64_t>(i));
           if (!m) {
