@@ -80,6 +80,7 @@ inline double gbps(double bytes, double ms) { return bytes / (ms * 1e-3) / 1e9; 
 /// means the kernel is faster).
 struct interleaved_result {
   std::vector<double> ms, speedup_min, speedup_max;  // per kernel
+  std::vector<std::vector<double>> round_ms;         // per kernel, per round
 };
 
 inline interleaved_result interleaved(const std::vector<std::function<void()>>& fns, tile::testing::timer* t,
@@ -96,6 +97,7 @@ inline interleaved_result interleaved(const std::vector<std::function<void()>>& 
     out.speedup_min.push_back(*std::min_element(s.begin(), s.end()));
     out.speedup_max.push_back(*std::max_element(s.begin(), s.end()));
   }
+  out.round_ms = std::move(times);
   return out;
 }
 

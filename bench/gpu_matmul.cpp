@@ -10,6 +10,9 @@
 // separate tile kernel applying leaky ReLU in place (bench::make_leaky_relu: f16 in and out, f32
 // math, BLOCK 1024), both in one timed function. bench/triton/matmul.py times Triton 3.6's
 // tutorial kernel and torch.mm (cuBLAS through PyTorch) on the same shapes, configs and budgets.
+// Where run-all exported Triton's compiled tutorial kernel (bench/triton/_export_kernels.py, in the
+// 128 x 256 x 64, 8 warps, 3 stages config its autotuner picks for the large shapes;
+// TILE_TRITON_KERNELS), the "Triton (this process)" columns time it here too, checked like tile's.
 //
 // Metric: TFLOP/s = 2·M·N·K / median time (the activation's M·N operations not counted).
 // Times: do_bench (25 ms warm-up, 100 ms of repetitions) with CUDA events and a 256 MB L2 flush
@@ -43,6 +46,7 @@
 #include <vector>
 
 #include "cublas.hpp"
+#include "triton_kernels.hpp"
 #include "gpu.hpp"
 #include "kernels.hpp"
 
@@ -244,7 +248,35 @@ struct bench_ctx {
   std::unique_ptr<bench::cublas::library> blas;  // null: no usable cuBLAS
   results values;
   std::vector<std::string> failures;
+  /// Triton's compiled tutorial kernels by name (matmul-f16, matmul-bf16, matmul-f16-leaky_relu),
+  /// loaded on first use; nullopt: not exported (TILE_TRITON_KERNELS unset, or no such file)
+  std::map<std::string, std::optional<bench::gpu::triton_kernel>> triton;
+  const bench::gpu::triton_kernel* triton_kernel(const std::string& name) {
+    auto it = triton.find(name);
+    if (it == triton.end()) it = triton.emplace(name, bench::gpu::triton_kernel::find(dev, name)).first;
+    return it->second ? &*it->second : nullptr;
+  }
 };
+
+/// Triton's kernel's arguments by the names its .meta lists (the tutorial kernel's parameters).
+template <class T>
+std::optional<std::vector<tile::drivers::kernel_arg>> triton_args(const bench::gpu::triton_kernel& k, const tile::buffer<T>& a,
+                                                                  const tile::buffer<T>& b, const tile::buffer<T>& c, const shape& s) {
+  using tk = bench::gpu::triton_kernel;
+  std::vector<tile::drivers::kernel_arg> out;
+  for (const auto& n : k.args()) {
+    if (n == "a_ptr") out.push_back(tk::arg(a));
+    else if (n == "b_ptr") out.push_back(tk::arg(b));
+    else if (n == "c_ptr") out.push_back(tk::arg(c));
+    else if (n == "M") out.push_back(tk::arg(std::int32_t(s.M)));
+    else if (n == "N" || n == "stride_bk" || n == "stride_cm") out.push_back(tk::arg(std::int32_t(s.N)));
+    else if (n == "K" || n == "stride_am") out.push_back(tk::arg(std::int32_t(s.K)));
+    else if (n == "stride_ak" || n == "stride_bn" || n == "stride_cn") out.push_back(tk::arg(std::int32_t(1)));
+    else return std::nullopt;
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
 
 /// What the tuned kernel's last launch ran: "168 regs, 0 B local/spill, 98304 B smem".
 template <class Tuned, class T>
@@ -275,11 +307,14 @@ void measure(bench_ctx& ctx, const shape& s, const bench::floats& fa, const benc
   const double rtol = elem<T>::rtol, x = s.N;
   const std::string plain = table_name(std::string("gpu-matmul-") + elem<T>::name, s);
   const std::string fused = table_name(std::string("gpu-matmul-leaky-relu-") + elem<T>::name, s);
+  // (the references' columns keep the other form's measurement: each shows the better of the two)
   ctx.values[plain][x][tile_col] = nan_v;
-  ctx.values[plain][x]["cuBLAS"] = nan_v;
+  ctx.values[plain][x].try_emplace("cuBLAS", nan_v);
+  ctx.values[plain][x].try_emplace("Triton (this process)", nan_v);
   if (epilogue) {
     ctx.values[fused][x][fused_col] = nan_v;
-    ctx.values[fused][x]["cuBLAS + leaky_relu"] = nan_v;
+    ctx.values[fused][x].try_emplace("cuBLAS + leaky_relu", nan_v);
+    ctx.values[fused][x].try_emplace("Triton fused (this process)", nan_v);
   }
   std::string step = "uploading the inputs";
   auto fail = [&](const std::string& msg) {
@@ -294,6 +329,7 @@ void measure(bench_ctx& ctx, const shape& s, const bench::floats& fa, const benc
     const auto a = dev.upload(ha), b = dev.upload(hb);
     const std::size_t n_c = std::size_t(s.M) * std::size_t(s.N);
     const auto c = dev.alloc<T>(n_c), ref = dev.alloc<T>(n_c);
+    std::optional<tile::buffer<T>> tc;  // Triton's C
     auto& tuned = tuned_matmul<T, Desc>();
     const int M = s.M, N = s.N, K = s.K;
     auto grid = [M, N](const tile::meta& m) {
@@ -348,28 +384,69 @@ void measure(bench_ctx& ctx, const shape& s, const bench::floats& fa, const benc
         if (!ok) fail("tile" + tag + " {" + cfg_str + "} against cuBLAS: " + describe(shown, s, rtol, "cuBLAS"));
       }
       const std::string info = module_info(tuned, a, b, c, s, act);
-      // time both, in alternating rounds (clocks and power drift during a run: both see the same)
-      step = "timing tile and cuBLAS" + tag;
-      double tile_tf = nan_v, ref_tf = nan_v;
+      // Triton's kernel in this process (bench/triton/_export_kernels.py), checked like tile's
+      const std::string tri_name = std::string("matmul-") + elem<T>::name + (act ? "-leaky_relu" : "");
+      const bench::gpu::triton_kernel* tri = ctx.triton_kernel(tri_name);
+      std::optional<std::vector<tile::drivers::kernel_arg>> tri_args;
+      const auto tri_grid = std::uint32_t(tile::cdiv(M, 128) * tile::cdiv(N, 256));  // its config's BLOCK_M x BLOCK_N
+      if (tri) {
+        step = "Triton's " + tri_name;
+        if (!tc) tc = dev.alloc<T>(n_c);
+        tri_args = triton_args(*tri, a, b, *tc, s);
+        if (!tri_args) {
+          fail("Triton's " + tri_name + ": its .meta names arguments this bench does not know");
+        } else {
+          tile::detail::driver_of(dev).fill(tc->address(), 0xFF, tc->bytes());
+          tri->launch(tri_grid, *tri_args);
+          dev.synchronize();
+          const auto tgot = tc->to_host();
+          const mismatch m = want.empty() ? spot_check(ha, hb, tgot, s, act, rtol) : compare_all(ctx.threads, tgot, want, rtol);
+          if (m.bad) {
+            fail("Triton's " + tri_name + ": " + describe(m, s, rtol, want.empty() ? "host" : "cuBLAS"));
+            tri_args.reset();
+          }
+        }
+      }
+      // time them in alternating rounds (clocks and power drift during a run: all see the same);
+      // cuBLAS last, the reference of the per-round ratios
+      step = "timing" + tag;
+      double tile_tf = nan_v, ref_tf = nan_v, tri_tf = nan_v;
       std::string rounds;
       std::vector<std::function<void()>> fns;
-      if (ok) fns.push_back([&] { run_tile(act); });
-      if (ctx.blas) fns.push_back(act ? std::function<void()>(run_cublas_act) : std::function<void()>(run_cublas));
+      int k_tile = -1, k_tri = -1, k_ref = -1;
+      if (ok) k_tile = int(fns.size()), fns.push_back([&] { run_tile(act); });
+      if (tri_args) {
+        k_tri = int(fns.size());
+        fns.push_back([&] { tri->launch(tri_grid, *tri_args); });
+      }
+      if (ctx.blas) k_ref = int(fns.size()), fns.push_back(act ? std::function<void()>(run_cublas_act) : std::function<void()>(run_cublas));
       if (!fns.empty()) {
         const auto r = bench::gpu::interleaved(fns, ctx.timer.get(), kRounds);
-        if (ok) tile_tf = tflops(s, r.ms.front());
-        if (ctx.blas) ref_tf = tflops(s, r.ms.back());
-        if (fns.size() == 2) {
+        // per-round ratio range of kernel p's speed over kernel q's
+        auto range = [&](int p, int q, const char* label) {
+          if (p < 0 || q < 0) return;
+          double lo = 1e30, hi = 0;
+          for (std::size_t i = 0; i < r.round_ms[std::size_t(p)].size(); ++i) {
+            const double v = r.round_ms[std::size_t(q)][i] / r.round_ms[std::size_t(p)][i];
+            lo = std::min(lo, v), hi = std::max(hi, v);
+          }
           char buf[96];
-          std::snprintf(buf, sizeof buf, "; tile / cuBLAS per round %.3f ... %.3f", r.speedup_min[0], r.speedup_max[0]);
-          rounds = buf;
-        }
+          std::snprintf(buf, sizeof buf, "; %s per round %.3f ... %.3f", label, lo, hi);
+          rounds += buf;
+        };
+        if (k_tile >= 0) tile_tf = tflops(s, r.ms[std::size_t(k_tile)]);
+        if (k_tri >= 0) tri_tf = tflops(s, r.ms[std::size_t(k_tri)]);
+        if (k_ref >= 0) ref_tf = tflops(s, r.ms[std::size_t(k_ref)]);
+        range(k_tile, k_ref, "tile / cuBLAS");
+        range(k_tile, k_tri, "tile / Triton");
       }
       auto& row = ctx.values[act ? fused : plain][x];
       row[act ? fused_col : tile_col] = tile_tf;
-      // cuBLAS: the better of its two measurements in this run (one per kernel form)
+      // cuBLAS and Triton: the better of their two measurements in this run (one per tile form)
       double& r = row[act ? "cuBLAS + leaky_relu" : "cuBLAS"];
       if (std::isnan(r) || ref_tf > r) r = ref_tf;
+      double& tr = row[act ? "Triton fused (this process)" : "Triton (this process)"];
+      if (std::isnan(tr) || tri_tf > tr) tr = tri_tf;
       std::printf("  %-5s %-26s%-13s %s %7.1f  %s %7.1f TFLOP/s  (%.2fx)  max|tile-%s| %.3g (max|C| %.4g)\n"
                   "        {%s}: %s; tuned in %.0f ms%s\n",
                   elem<T>::name, str(s).c_str(), act ? " leaky ReLU" : "", tile_col.c_str(), tile_tf, act ? "cuBLAS+act" : "cuBLAS", ref_tf,
@@ -394,15 +471,17 @@ void print_tables(const bench_ctx& ctx, const std::vector<shape>& all) {
   for (const char* t : {"f16", "bf16"})
     for (bool llm : {false, true})
       tables.push_back({table_name(std::string("gpu-matmul-") + t, {0, 0, 0, llm}), llm ? "N=K (M=8192)" : "M=N=K", llm,
-                        {"tile", "tile TMA", "cuBLAS"}});
+                        {"tile", "tile TMA", "Triton (this process)", "cuBLAS"}});
   for (bool llm : {false, true})
     tables.push_back({table_name("gpu-matmul-leaky-relu-f16", {0, 0, 0, llm}), llm ? "N=K (M=8192)" : "M=N=K", llm,
-                      {"tile fused", "tile TMA fused", "cuBLAS + leaky_relu"}});
+                      {"tile fused", "tile TMA fused", "Triton fused (this process)", "cuBLAS + leaky_relu"}});
   for (const auto& t : tables) {
     std::vector<double> xs;
     for (const auto& s : all)
       if (s.llm == t.llm) xs.push_back(s.N);
-    auto b = bench::sweep(t.name, t.x_name, xs, t.providers, t.providers, "TFLOP/s", !t.llm);
+    // ratios of the TMA form (the one the targets are about) to each other column
+    std::vector<std::string> ratio_of{t.providers[1], t.providers[0], t.providers[2], t.providers[3]};
+    auto b = bench::sweep(t.name, t.x_name, xs, t.providers, ratio_of, "TFLOP/s", !t.llm);
     tile::testing::run(b, [&](double xv, const std::string& provider) {
       const auto table = ctx.values.find(t.name);
       if (table == ctx.values.end()) return nan_v;

@@ -17,6 +17,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -44,11 +45,18 @@ class triton_kernel {
     src.image.assign(std::istreambuf_iterator<char>(cubin), {});
     src.kernel = "triton " + name;
     int params = -1;
+    std::vector<std::string> args;
     for (std::string key; meta >> key;) {
       if (key == "entry") meta >> src.entry;
       else if (key == "num_warps") meta >> src.num_warps;
       else if (key == "shared") meta >> src.shared_bytes;
       else if (key == "params") meta >> params;
+      else if (key == "args") {  // the user's arguments the compiled function kept, by name
+        std::string line;
+        std::getline(meta, line);
+        std::istringstream names(line);
+        for (std::string a; names >> a;) args.push_back(a);
+      }
       else meta.ignore(1 << 20, '\n');
     }
     if (src.entry.empty() || params < 0) {
@@ -58,6 +66,7 @@ class triton_kernel {
     triton_kernel k;
     k.drv_ = &driver(dev);
     k.params_ = params;
+    k.args_ = std::move(args);
     k.module_ = k.drv_->load_module(src);
     return k;
   }
@@ -74,6 +83,9 @@ class triton_kernel {
   }
 
   int num_regs() const { return module_->num_regs; }
+  /// The names of the user's arguments the function takes, in order (the .meta's `args` line;
+  /// empty when it has none).
+  const std::vector<std::string>& args() const { return args_; }
 
   template <class T>
   static tile::drivers::kernel_arg arg(const tile::buffer<T>& b) {
@@ -98,6 +110,7 @@ class triton_kernel {
   }
   tile::drivers::cuda_driver* drv_ = nullptr;
   int params_ = 0;
+  std::vector<std::string> args_;
   std::shared_ptr<tile::drivers::cuda_module> module_;
 };
 

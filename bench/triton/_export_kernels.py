@@ -4,9 +4,11 @@ it before the benchmarks; the leading _ keeps it out of the list of reference sc
 For each shape bench/gpu_softmax.cpp and bench/gpu_layer_norm.cpp time, compiles the kernel of
 softmax.py / layer_norm.py with the tutorials' BLOCK and num_warps (the very kernels those scripts
 time), runs it once against torch, and writes DIR/NAME.cubin, DIR/NAME.ptx and DIR/NAME.meta, NAME being
-softmax-N or layer_norm-N. The .meta is `key value` lines: entry (the cubin's function), num_warps,
+softmax-N or layer_norm-N; and for bench/gpu_matmul.cpp the matmul tutorial's kernel (_matmul.py) in
+its large-shape config, as matmul-f16, matmul-bf16 and matmul-f16-leaky_relu. The .meta is `key value` lines: entry (the cubin's function), num_warps,
 shared (dynamic shared memory bytes), params (the function's parameter count: the user's
-arguments, then Triton's hidden scratch pointers, which these kernels do not use and get null).
+arguments, then Triton's hidden scratch pointers, which these kernels do not use and get null),
+and for the matmul args (the names of the user's arguments the compiled function kept).
 bench/triton_kernels.hpp loads them (TILE_TRITON_KERNELS=DIR): tile's kernel and Triton's then run
 on one stream, timed by one timer with one L2 flush, in alternating rounds, so neither process
 start, clocks nor the timing code differ between the two columns.
@@ -25,7 +27,9 @@ import _common  # noqa: E402
 torch, triton, _ = _common.setup("triton/_export_kernels.py")
 
 
-def export(name, compiled, warps):
+def export(name, compiled, warps, args=None):
+    """args: the kernel's parameter names, for a kernel whose launch the C++ side builds by name (the
+    matmul): those that stay in the compiled function, in order, written to the .meta."""
     meta = compiled.metadata
     for scratch in ("global_scratch_size", "profile_scratch_size"):
         if getattr(meta, scratch, 0):
@@ -35,12 +39,16 @@ def export(name, compiled, warps):
     if not entry or entry.group(1) != meta.name:
         sys.exit(f"_export_kernels: {name}: no .entry {meta.name} in its PTX")
     params = len(re.findall(r"\.param\s", entry.group(2)))
+    if args is not None and len(args) + 2 != params:  # the user's arguments, then 2 scratch pointers
+        raise RuntimeError(f"{name}: {params} parameters, not {len(args)} arguments + 2 scratch pointers")
     with open(os.path.join(out, name + ".cubin"), "wb") as f:
         f.write(compiled.asm["cubin"])
     with open(os.path.join(out, name + ".ptx"), "w") as f:  # for reading beside tile's (TILE_DUMP_DIR)
         f.write(ptx)
     with open(os.path.join(out, name + ".meta"), "w") as f:
         f.write(f"entry {meta.name}\nnum_warps {warps}\nshared {meta.shared}\nparams {params}\n")
+        if args is not None:
+            f.write("args " + " ".join(args) + "\n")
     print(f"  {name}: {meta.name}, {warps} warps, {meta.shared} B shared, {params} params, "
           f"{compiled.n_regs} registers, {compiled.n_spills} spills")
 
@@ -68,4 +76,34 @@ for n in (1024, 2048, 4096, 8192):
     if (y.float() - want).abs().max().item() > 1 / 64:
         sys.exit(f"_export_kernels: Triton's layer norm N={n} is wrong")
     export(f"layer_norm-{n}", k, warps)
+# The matmul tutorial's kernel (bench/triton/_matmul.py) in the config Triton's autotuner picks for
+# the large shapes (128 x 256 x 64, 8 warps, 3 stages): f16, bf16, and f16 with leaky ReLU fused.
+# Integer arguments equal to 1 (the unit strides) may be specialized away: the parameter count of
+# the PTX says which of the two signatures it is, and the .meta lists the arguments that remain.
+try:
+    import _matmul
+
+    names = ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm",
+             "stride_cn"]
+    ones = {"stride_ak", "stride_bn", "stride_cn"}
+    n = 1024
+    for dt, act in (("f16", ""), ("bf16", ""), ("f16", "leaky_relu")):
+        dtype = torch.float16 if dt == "f16" else torch.bfloat16
+        a = (torch.rand(n, n, device="cuda") * 2 - 1).to(dtype)
+        b = (torch.rand(n, n, device="cuda") * 2 - 1).to(dtype)
+        c = torch.full((n, n), float("nan"), device="cuda", dtype=dtype)
+        grid = (triton.cdiv(n, 128) * triton.cdiv(n, 256),)
+        k = _matmul.matmul_kernel[grid](a, b, c, n, n, n, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                                        c.stride(1), BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, ACTIVATION=act,
+                                        num_warps=8, num_stages=3)
+        want = a.float() @ b.float()
+        if act:
+            want = torch.where(want >= 0, want, 0.01 * want)
+        if not ((c.float() - want).abs() <= 2e-2 * want.abs() + 1e-3 * want.abs().max()).all().item():
+            raise RuntimeError(f"Triton's matmul {dt} {act} is wrong")
+        params = len(re.findall(r"\.param\s", re.search(r"\.entry\s+\w+\s*\((.*?)\)", k.asm["ptx"], re.S).group(1)))
+        args = names if params == len(names) + 2 else [x for x in names if x not in ones]
+        export(f"matmul-{dt}" + (f"-{act}" if act else ""), k, 8, args)
+except Exception as e:  # noqa: BLE001 — the softmax and layer-norm kernels stay usable
+    print(f"  matmul kernels not exported: {type(e).__name__}: {e}")
 print(f"wrote {out}")
