@@ -64,12 +64,15 @@ class GpuTargetHooks : public TargetHooks {
   virtual void fence_async_global(Lowering& L) const = 0;
   /// wgmma.fence: accumulator registers written by other instructions are ready for wgmma.
   virtual void wgmma_fence(Lowering& L) const = 0;
-  /// One warpgroup-wide D += A B, m64 n `n` k16 (wgmma.mma_async, sm_90a): A (K-major) and B
-  /// (N-major) read from shared memory through the 64-bit descriptors; `in` f16 or bf16, D f32:
-  /// `acc` the n / 2 accumulator registers of the calling thread. Returns them (asynchronous:
-  /// valid after wgmma_wait).
-  virtual std::vector<llvm::Value*> wgmma(Lowering& L, tile::dtype in, int n, llvm::Value* desc_a, llvm::Value* desc_b,
-                                          const std::vector<llvm::Value*>& acc) const = 0;
+  /// Warpgroup-wide D += A B, m64 n `n` k16 (wgmma.mma_async, sm_90a), once for each (A, B)
+  /// pair of 64-bit shared-memory descriptors in `steps` (A K-major, B N-major; the k steps of one
+  /// dot, chained on the same accumulators in one asm statement); `in` f16 or bf16, D f32: `acc`
+  /// the n / 2 accumulator registers of the calling thread. With `commit_wait` >= 0 the same
+  /// statement then commits the group and waits until at most `commit_wait` groups are in flight.
+  /// Returns the accumulators (asynchronous: valid after a wait).
+  virtual std::vector<llvm::Value*> wgmma(Lowering& L, tile::dtype in, int n,
+                                          const std::vector<std::pair<llvm::Value*, llvm::Value*>>& steps,
+                                          const std::vector<llvm::Value*>& acc, int commit_wait = -1) const = 0;
   virtual void wgmma_commit(Lowering& L) const = 0;
   /// Waits until at most `pending` wgmma groups are in flight; `acc` pass through (the wait is
   /// where their values become usable).

@@ -71,26 +71,34 @@ DV GpuLowering::wgmma_from_shared(const ir::Op& op, llvm::Value* a_base, llvm::V
         d[static_cast<std::size_t>(r)].push_back(acc.regs.size() == 1 ? acc.regs[0] : acc.regs.at(k));
       }
   target.wgmma_fence(S);
-  for (std::int64_t k0 = 0; k0 < K; k0 += 16) {
-    // B: rows k0 .. k0 + 15 of every N block (blocks K * sb bytes apart, 8-row groups 8 sb)
-    llvm::Value* db = desc(B.CreateAdd(b_base, B.getInt64(static_cast<std::uint64_t>(k0 * sb))),
-                           static_cast<std::uint64_t>(K * sb), static_cast<std::uint64_t>(8 * sb), sb);
-    for (std::int64_t r = 0; r < reps; ++r) {
-      // A: the K block holding k0, the warpgroup's 64 rows, k0's byte within the block row
-      llvm::Value* row = B.CreateAdd(wg_row, B.getInt32(static_cast<std::uint32_t>(r * 16 * W)));
+  // B: rows k0 .. k0 + 15 of every N block (blocks K * sb bytes apart, 8-row groups 8 sb)
+  std::vector<llvm::Value*> db;
+  for (std::int64_t k0 = 0; k0 < K; k0 += 16)
+    db.push_back(desc(B.CreateAdd(b_base, B.getInt64(static_cast<std::uint64_t>(k0 * sb))),
+                      static_cast<std::uint64_t>(K * sb), static_cast<std::uint64_t>(8 * sb), sb));
+  // one chained statement per 64-row block: its k steps, then (a single block: in the same
+  // statement) the commit and the wait
+  std::vector<llvm::Value*> out(static_cast<std::size_t>(C.num_regs()), nullptr);
+  for (std::int64_t r = 0; r < reps; ++r) {
+    // A: the K block holding k0, the warpgroup's 64 rows, k0's byte within the block row
+    llvm::Value* row = B.CreateAdd(wg_row, B.getInt32(static_cast<std::uint32_t>(r * 16 * W)));
+    std::vector<std::pair<llvm::Value*, llvm::Value*>> steps;
+    for (std::int64_t k0 = 0; k0 < K; k0 += 16) {
       const std::int64_t kb = k0 * 2 / sa, kin = k0 * 2 % sa;
       llvm::Value* off = B.CreateAdd(B.getInt64(static_cast<std::uint64_t>(kb * M * sa + kin)),
                                      B.CreateMul(B.CreateZExt(row, i64), B.getInt64(static_cast<std::uint64_t>(sa))));
-      llvm::Value* da = desc(B.CreateAdd(a_base, off), 16, static_cast<std::uint64_t>(8 * sa), sa);
-      d[static_cast<std::size_t>(r)] = target.wgmma(S, at.elem, static_cast<int>(N), da, db, d[static_cast<std::size_t>(r)]);
+      steps.emplace_back(desc(B.CreateAdd(a_base, off), 16, static_cast<std::uint64_t>(8 * sa), sa), db[static_cast<std::size_t>(k0 / 16)]);
     }
+    d[static_cast<std::size_t>(r)] = target.wgmma(S, at.elem, static_cast<int>(N), steps, d[static_cast<std::size_t>(r)],
+                                                  reps == 1 ? pending : -1);
   }
-  target.wgmma_commit(S);
-  std::vector<llvm::Value*> out(static_cast<std::size_t>(C.num_regs()), nullptr);
-  for (std::int64_t r = 0; r < reps; ++r) {
-    auto w = target.wgmma_wait(S, pending, d[static_cast<std::size_t>(r)]);
-    for (std::size_t k = 0; k < w.size(); ++k) out[idx[static_cast<std::size_t>(r)][k]] = w[k];
+  if (reps > 1) {
+    target.wgmma_commit(S);
+    for (std::int64_t r = 0; r < reps; ++r) d[static_cast<std::size_t>(r)] = target.wgmma_wait(S, pending, d[static_cast<std::size_t>(r)]);
   }
+  for (std::int64_t r = 0; r < reps; ++r)
+    for (std::size_t k = 0; k < d[static_cast<std::size_t>(r)].size(); ++k)
+      out[idx[static_cast<std::size_t>(r)][k]] = d[static_cast<std::size_t>(r)][k];
   for (auto* v : out)
     if (!v) unsupported(op, "internal error: a wgmma accumulator register was not written");
   return DV{C, std::move(out), op.result()->type};

@@ -338,19 +338,37 @@ llvm::Value* NvptxTarget::opaque(codegen::Lowering& L, llvm::Value* v) const {
 void NvptxTarget::wgmma_fence(codegen::Lowering& L) const { void_asm(L, "wgmma.fence.sync.aligned;"); }
 void NvptxTarget::wgmma_commit(codegen::Lowering& L) const { void_asm(L, "wgmma.commit_group.sync.aligned;"); }
 
-std::vector<llvm::Value*> NvptxTarget::wgmma(codegen::Lowering& L, tile::dtype in, int n, llvm::Value* desc_a,
-                                             llvm::Value* desc_b, const std::vector<llvm::Value*>& acc) const {
+std::vector<llvm::Value*> NvptxTarget::wgmma(codegen::Lowering& L, tile::dtype in, int n,
+                                             const std::vector<std::pair<llvm::Value*, llvm::Value*>>& steps,
+                                             const std::vector<llvm::Value*>& acc, int commit_wait) const {
   if (!arch_.accel || arch_.sm < 90) throw tile::error("nvptx: wgmma needs sm_90a, not " + arch_.name());
   if (in != dtype::f16 && in != dtype::bf16) throw tile::error("nvptx: wgmma of " + std::string(tile::name(in)));
   if (static_cast<int>(acc.size()) != n / 2) throw tile::error("nvptx: wgmma m64n" + std::to_string(n) + " takes n / 2 accumulators");
+  if (steps.empty()) throw tile::error("nvptx: wgmma without a k step");
   const std::string t = in == dtype::f16 ? "f16" : "bf16";
-  const std::size_t h = acc.size();
-  std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $" + std::to_string(h + 2) + ", 0;\n\twgmma.mma_async.sync.aligned.m64n" +
-                     std::to_string(n) + "k16.f32." + t + "." + t + " {";
-  for (std::size_t i = 0; i < h; ++i) text += (i ? ", $" : "$") + std::to_string(i);
-  // scale-d = 1 (accumulate), A and B unscaled, A K-major (0), B N-major (1)
-  text += "}, $" + std::to_string(h) + ", $" + std::to_string(h + 1) + ", p, 1, 1, 0, 1;\n}";
-  return acc_asm(L, text, acc, {desc_a, desc_b, L.b->getInt32(1)}, "l,l,r");
+  const std::size_t h = acc.size(), ns = steps.size();
+  // operands: the accumulators $0 .. $h-1, the descriptors (A, B of each step), scale-d's 1; the
+  // accumulators' inputs tied to their outputs. One statement for the whole chain: a quarter of
+  // the 128-value struct traffic LLVM and ptxas would see for a K of 64 in four statements
+  std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $" + std::to_string(h + 2 * ns) + ", 0;\n";
+  std::string acc_list = "{";
+  for (std::size_t i = 0; i < h; ++i) acc_list += (i ? ", $" : "$") + std::to_string(i);
+  acc_list += "}";
+  std::vector<llvm::Value*> extra;
+  std::string cons;
+  for (std::size_t k = 0; k < ns; ++k) {
+    // scale-d = 1 (accumulate), A and B unscaled, A K-major (0), B N-major (1)
+    text += "\twgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + t + "." + t + " " + acc_list + ", $" +
+            std::to_string(h + 2 * k) + ", $" + std::to_string(h + 2 * k + 1) + ", p, 1, 1, 0, 1;\n";
+    extra.push_back(steps[k].first);
+    extra.push_back(steps[k].second);
+    cons += std::string(k ? "," : "") + "l,l";
+  }
+  if (commit_wait >= 0)
+    text += "\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned " + std::to_string(commit_wait) + ";\n";
+  text += "}";
+  extra.push_back(L.b->getInt32(1));
+  return acc_asm(L, text, acc, extra, cons + ",r");
 }
 
 std::vector<llvm::Value*> NvptxTarget::wgmma_wait(codegen::Lowering& L, int pending, const std::vector<llvm::Value*>& acc) const {

@@ -48,8 +48,9 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   void fence_async_global(codegen::Lowering& L) const override;
   llvm::Value* opaque(codegen::Lowering& L, llvm::Value* v) const override;
   void wgmma_fence(codegen::Lowering& L) const override;
-  std::vector<llvm::Value*> wgmma(codegen::Lowering& L, tile::dtype in, int n, llvm::Value* desc_a, llvm::Value* desc_b,
-                                  const std::vector<llvm::Value*>& acc) const override;
+  std::vector<llvm::Value*> wgmma(codegen::Lowering& L, tile::dtype in, int n,
+                                  const std::vector<std::pair<llvm::Value*, llvm::Value*>>& steps,
+                                  const std::vector<llvm::Value*>& acc, int commit_wait) const override;
   void wgmma_commit(codegen::Lowering& L) const override;
   std::vector<llvm::Value*> wgmma_wait(codegen::Lowering& L, int pending, const std::vector<llvm::Value*>& acc) const override;
   void cp_async(codegen::Lowering& L, llvm::Value* dst, llvm::Value* src, int bytes, llvm::Value* src_valid,
