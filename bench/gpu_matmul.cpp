@@ -16,7 +16,7 @@
 //
 // Metric: TFLOP/s = 2·M·N·K / median time (the activation's M·N operations not counted).
 // Times: do_bench (25 ms warm-up, 100 ms of repetitions) with CUDA events and a 256 MB L2 flush
-// before each repetition, for tile and cuBLAS alike, in 3 alternating rounds (tile, cuBLAS, tile,
+// before each repetition, for tile and cuBLAS alike, in 5 alternating rounds (tile, cuBLAS, tile,
 // …: bench::gpu::interleaved): each column the median of its rounds, and the per-round ratio
 // range printed per shape — a sustained tensor-core load drifts the clocks by several percent,
 // which timing one after the other would put on one side only. Autotuning: tile::autotune, key (M, N, K)
@@ -62,7 +62,7 @@ constexpr int kLlmTokens = 8192;            // M of the LLM shapes
 constexpr double kAtolOfMax = 1e-3;         // the absolute tolerance, relative to max |C|
 constexpr double kTuneWarmupMs = 10, kTuneRepMs = 40;
 constexpr int kActBlock = 1024;             // the separate leaky ReLU kernel's BLOCK (num_warps 4)
-constexpr int kRounds = 3;                  // alternating timing rounds of tile and cuBLAS
+constexpr int kRounds = 5;                  // alternating timing rounds of tile, Triton and cuBLAS
 
 struct shape {
   int M, N, K;
