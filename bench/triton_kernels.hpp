@@ -2,10 +2,11 @@
 // bench/triton/_export_kernels.py DIR writes DIR/NAME.cubin and DIR/NAME.meta for the shapes the
 // benches sweep (run-all runs it first and sets TILE_TRITON_KERNELS=DIR). A bench loads one with
 // triton_kernel::find and launches it through tile's CUDA driver: the same stream, the same
-// timer and the same L2 flush as tile's kernel. `interleaved` then times the two in alternating
-// rounds, so that clocks drifting during a run, the process and the timing code are the same for
-// both columns: the cross-process comparison (C++ bench, then the Triton script) spreads by up
-// to ±7 % at these small kernels, this one by much less.
+// timer and the same L2 flush as tile's kernel. `bench::gpu::interleaved` (gpu.hpp) then times
+// them in alternating rounds, so that clocks drifting during a run, the process and the timing
+// code are the same for both columns: the cross-process comparison (C++ bench, then the Triton
+// script) spreads by up to ±7 % at these small kernels, this one by much less. A kernel whose
+// launch the bench builds by name (the matmul) lists its arguments in the .meta (`args`).
 #pragma once
 
 #include <algorithm>
