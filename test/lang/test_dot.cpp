@@ -258,6 +258,15 @@ TEST_CASE("dot: the accumulator is where the sum starts, and it broadcasts") {
 }
 
 namespace {
+/// The rows and columns of C this program computes (program ids row-major over N / BN blocks),
+/// and the offsets of one K step, as the tutorial numbers them.
+auto block_ranges(const auto& N, const auto& BM, const auto& BN, const auto& BK) {
+  auto pid = tl::program_id(0);
+  auto n_blocks_n = tl::cdiv(N, BN);
+  return std::tuple{(pid / n_blocks_n) * BM + tl::arange(0, BM), (pid % n_blocks_n) * BN + tl::arange(0, BN),
+                    tl::arange(0, BK)};
+}
+
 // Triton's tutorial matmul: pointer tiles advanced each K step, loads masked to 0 at the edges,
 // strides as arguments (so b may be a transposed view), f16 or f32 inputs.
 template <class In>
@@ -266,11 +275,7 @@ auto matmul = tile::kernel("matmul", [](tl::ptr<In> a, tl::ptr<In> b, tl::ptr<fl
                                         tl::constexpr_<"BM"> BM, tl::constexpr_<"BN"> BN, tl::constexpr_<"BK"> BK) {
   using tl::_;
   using tl::newaxis;
-  auto pid = tl::program_id(0);
-  auto n_blocks_n = tl::cdiv(N, BN);
-  auto rm = (pid / n_blocks_n) * BM + tl::arange(0, BM);
-  auto rn = (pid % n_blocks_n) * BN + tl::arange(0, BN);
-  auto rk = tl::arange(0, BK);
+  auto [rm, rn, rk] = block_ranges(N, BM, BN, BK);
   auto a_ptrs = a + rm(_, newaxis) * stride_am + rk(newaxis, _) * stride_ak;
   auto b_ptrs = b + rk(_, newaxis) * stride_bk + rn(newaxis, _) * stride_bn;
   auto acc = tl::zeros<float>({BM, BN});
@@ -358,11 +363,7 @@ auto matmul_act = tile::kernel("matmul_act", [](tl::ptr<tile::half> a, tl::ptr<t
                                                 tl::constexpr_<"BK"> BK) {
   using tl::_;
   using tl::newaxis;
-  auto pid = tl::program_id(0);
-  auto n_blocks_n = tl::cdiv(N, BN);
-  auto rm = (pid / n_blocks_n) * BM + tl::arange(0, BM);
-  auto rn = (pid % n_blocks_n) * BN + tl::arange(0, BN);
-  auto rk = tl::arange(0, BK);
+  auto [rm, rn, rk] = block_ranges(N, BM, BN, BK);
   auto acc = tl::zeros<float>({BM, BN});
   tl::for_range(0, tl::cdiv(K, BK), [&](tl::tensor kb) {
     auto k = kb * BK + rk;
