@@ -519,7 +519,7 @@ int main(int argc, char** argv) {
   auto dev = bench::gpu::cuda_device("gpu_matmul");
   if (!dev) return 0;
   const auto t0 = clock_type::now();
-  bench_ctx ctx{*dev, tile::testing::make_timer(*dev), {}, nullptr, {}, {}};
+  bench_ctx ctx{*dev, tile::testing::make_timer(*dev), {}, nullptr, {}, {}, {}};
   std::string why;
   ctx.blas = bench::cublas::library::open(*dev, why);
   if (ctx.blas) {
