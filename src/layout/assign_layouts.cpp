@@ -170,7 +170,8 @@ class Assigner {
   /// instead and the conversion moves to the chain's results: half the bytes through shared
   /// memory for f32 -> f16. The chain: elementwise ops of the value's block whose tile operands
   /// are the value, other chain results, or uniform tiles (constants and splats, which the
-  /// lowering makes in any layout); moved only when the bytes converted go down.
+  /// lowering makes in any layout); moved only when the bytes converted go down and the chain's
+  /// results leave it for stores and elementwise ops alone.
   void sink_conversions() {
     std::unordered_map<const ir::Value*, std::vector<const ir::Op*>> users;
     std::vector<const ir::Value*> values;
@@ -210,10 +211,21 @@ class Assigner {
       bool differs = false;
       for (const ir::Op* u : chain) differs |= !(plan_.of.at(u->result()) == lx);
       if (!differs) continue;
+      // the chain's results may only leave it for ops that take any layout and convert at the use
+      // (stores, elementwise ops): a reduce, a loop or a shape op decided its own layouts from
+      // the one it was asked for
+      auto outside = [&](const ir::Op* u) { return !in.count(u->results.empty() ? nullptr : u->result()) || u->results.size() != 1; };
+      bool movable = true;
+      for (const ir::Op* c : chain)
+        for (const ir::Op* u : users[c->result()])
+          if (outside(u) && !(ir::is_elementwise(u->kind) && u->regions.empty()) && u->kind != OpKind::store &&
+              u->kind != OpKind::atomic_rmw && u->kind != OpKind::atomic_cas)
+            movable = false;
+      if (!movable) continue;
       std::int64_t after = 0;
       for (const ir::Value* v : in)
         for (const ir::Op* u : users[v])
-          if (!in.count(u->results.empty() ? nullptr : u->result()) || u->results.size() != 1) {
+          if (outside(u)) {
             auto want = wanted_operands(*u, plan_, ai_);
             bool converts = false;
             for (std::size_t k = 0; k < u->operands.size(); ++k)  // (no wish, e.g. a yield's: counted)

@@ -453,6 +453,15 @@ auto mm_block = tile::kernel("mm_tile", [](tl::ptr<tile::half> a, tl::ptr<tile::
     tl::store(c + m(_, newaxis) * BN + n(newaxis, _), tl::cast<Out>(tl::where(acc >= 0, acc, 0.01f * acc)));
 });
 auto& mm_tile = mm_block<float>;
+/// A dot's 16-bit result reduced along its rows: the reduce decides its layouts from its
+/// operand's, so the cast stays where the reduce asked for it.
+auto mm_rowsum = tile::kernel("mm_rowsum", [](tl::ptr<tile::half> a, tl::ptr<tile::half> b, tl::ptr<tile::half> c) {
+  using tl::_;
+  using tl::newaxis;
+  auto m = tl::arange(0, 64), n = tl::arange(0, 128), k = tl::arange(0, 32);
+  auto acc = tl::dot(tl::load(a + m(_, newaxis) * 32 + k(newaxis, _)), tl::load(b + k(_, newaxis) * 128 + n(newaxis, _)));
+  tl::store(c + m, tl::sum(tl::cast<tile::half>(acc), 1));
+});
 auto mm_f32 = tile::kernel("mm_f32", [](tl::ptr<float> a, tl::ptr<float> b, tl::ptr<float> c) {
   using tl::_;
   using tl::newaxis;
@@ -527,6 +536,20 @@ TEST_CASE("dot epilogue: the activation runs in the accumulator's layout and the
   };
   check(mm_block<tile::half>, dev.alloc<tile::half>(64 * 128), "cvt.rn.f16x2.f32");
   check(mm_block<tile::bfloat16>, dev.alloc<tile::bfloat16>(64 * 128), "cvt.rn.bf16x2.f32");
+  {
+    dump_dir d;
+    mm_rowsum[{1}](a, b, dev.alloc<tile::half>(64), "num_warps"_c = 4);
+    const std::string plan = d.read("mm_rowsum", "layouts");
+    INFO(plan);
+    const auto dot_at = plan.find(" = dot "), cast_at = plan.find(" = cast ");
+    REQUIRE(dot_at != std::string::npos);
+    REQUIRE(cast_at != std::string::npos);
+    auto layout_of = [&](std::size_t at) {
+      const std::string line = plan.substr(at, plan.find('\n', at) - at);
+      return line.substr(line.find("#linear"));
+    };
+    CHECK(layout_of(cast_at) != layout_of(dot_at));
+  }
   unsetenv("TILE_TARGET");
 }
 
