@@ -7,9 +7,9 @@
 // rather than one; a barrier; every thread reads the elements of the new layout. A barrier
 // before the next write into shared memory is emitted only when shared memory was read since
 // the last barrier (straight-line code; control flow joins count as read).
-// Where a layout keeps runs of elements along the last axis in a thread and rows are a multiple
-// of 128 bytes (an accumulator to the store's 16-byte layout), convert_swizzled moves whole runs
-// instead — vector stores and loads, rows unpadded, 16-byte chunks XOR-swizzled by row.
+// Where both layouts keep runs of elements along the last axis in a thread and rows are a
+// multiple of 128 bytes (an accumulator to the store's 16-byte layout), convert_swizzled moves
+// whole runs instead — vector stores and loads, rows unpadded, 16-byte chunks XOR-swizzled by row.
 #include <bit>
 
 #include "codegen/gpu/gpu_lowering.hpp"
@@ -148,7 +148,7 @@ std::optional<DV> GpuLowering::convert_swizzled(const DV& x, const LinearLayout&
   const std::int64_t es = static_cast<std::int64_t>(S.mod->getDataLayout().getTypeAllocSize(mty));
   const int R = static_cast<int>(x.type.shape.size());
   const std::int64_t cols = x.type.shape.back(), row_bytes = cols * es;
-  if (row_bytes % 128 != 0 || 16 % es != 0 || x.regs.size() == 1) return std::nullopt;
+  if (st.ptr || row_bytes % 128 != 0 || 16 % es != 0 || x.regs.size() == 1) return std::nullopt;
   // elements a store (a load) moves: the layout's run of registers along the last axis, at most
   // one 16-byte chunk (runs start at multiples of their length: never across a chunk)
   auto width = [&](const LinearLayout& l) {
@@ -156,7 +156,9 @@ std::optional<DV> GpuLowering::convert_swizzled(const DV& x, const LinearLayout&
     return ax == R - 1 ? static_cast<int>(std::min<std::int64_t>(run, 16 / es)) : 1;
   };
   const int ws = width(x.layout), wl = width(to);
-  if (ws < 2 && wl < 2) return std::nullopt;  // the padded scalar path is as good
+  // both sides move runs: a side moving single elements down a column would meet 4-way bank
+  // conflicts here (8 chunk positions for 32 rows), where the padded path has none
+  if (ws < 2 || wl < 2) return std::nullopt;
   std::int64_t numel = 1;
   for (auto e : x.type.shape) numel *= e;
   reserve(static_cast<std::uint64_t>(numel * es));
