@@ -348,8 +348,8 @@ std::vector<llvm::Value*> NvptxTarget::wgmma(codegen::Lowering& L, tile::dtype i
   const std::string t = in == dtype::f16 ? "f16" : "bf16";
   const std::size_t h = acc.size(), ns = steps.size();
   // operands: the accumulators $0 .. $h-1, the descriptors (A, B of each step), scale-d's 1; the
-  // accumulators' inputs tied to their outputs. One statement for the whole chain: a quarter of
-  // the 128-value struct traffic LLVM and ptxas would see for a K of 64 in four statements
+  // accumulators' inputs tied to their outputs. One statement for the whole chain: ptxas sees
+  // the same instructions, LLVM a quarter of the 128-value structs of four statements (K = 64)
   std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $" + std::to_string(h + 2 * ns) + ", 0;\n";
   std::string acc_list = "{";
   for (std::size_t i = 0; i < h; ++i) acc_list += (i ? ", $" : "$") + std::to_string(i);
