@@ -16,8 +16,8 @@
 //
 // Metric: TFLOP/s = 2·M·N·K / median time (the activation's M·N operations not counted).
 // Times: do_bench (25 ms warm-up, 100 ms of repetitions) with CUDA events and a 256 MB L2 flush
-// before each repetition, for tile and cuBLAS alike, in 5 alternating rounds (tile, cuBLAS, tile,
-// …: bench::gpu::interleaved): each column the median of its rounds, and the per-round ratio
+// before each repetition, for tile, Triton and cuBLAS alike, in 5 alternating rounds (tile,
+// Triton, cuBLAS, tile, …: bench::gpu::interleaved): each column the median of its rounds, and the per-round ratio
 // range printed per shape — a sustained tensor-core load drifts the clocks by several percent,
 // which timing one after the other would put on one side only. Autotuning: tile::autotune, key (M, N, K)
 // plus the launch's ACTIVATION, 10 ms warm-up and 40 ms of repetitions per config (so the whole
