@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <utility>
 
 #include "bench.hpp"
 #include "drivers/cuda/cuda_driver.hpp"  // internal: the benches link tile_internal_dep
@@ -75,29 +76,29 @@ inline std::int64_t next_pow2(std::int64_t n) { return static_cast<std::int64_t>
 inline double gbps(double bytes, double ms) { return bytes / (ms * 1e-3) / 1e9; }
 
 /// Kernels timed in `rounds` alternating rounds (f0, f1, …, f0, f1, …; each round one do_bench
-/// median per kernel): per kernel the median of its round medians, and against the last one (the
-/// reference) the smallest and largest per-round speedup (its time over the kernel's: above 1
-/// means the kernel is faster).
+/// median per kernel): per kernel the median of its round medians, and every round's time.
 struct interleaved_result {
-  std::vector<double> ms, speedup_min, speedup_max;  // per kernel
-  std::vector<std::vector<double>> round_ms;         // per kernel, per round
+  std::vector<double> ms;                    // per kernel
+  std::vector<std::vector<double>> round_ms;  // per kernel, per round
+  /// The smallest and largest per-round speedup of kernel p over kernel q (q's time over p's:
+  /// above 1 means p is faster).
+  std::pair<double, double> speedup_range(std::size_t p, std::size_t q) const {
+    double lo = 1e300, hi = 0;
+    for (std::size_t r = 0; r < round_ms[p].size(); ++r) {
+      const double v = round_ms[q][r] / round_ms[p][r];
+      lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+    return {lo, hi};
+  }
 };
 
 inline interleaved_result interleaved(const std::vector<std::function<void()>>& fns, tile::testing::timer* t,
                                       int rounds = 5) {
-  const std::size_t n = fns.size();
-  std::vector<std::vector<double>> times(n);
-  for (int r = 0; r < rounds; ++r)
-    for (std::size_t k = 0; k < n; ++k) times[k].push_back(median_ms(fns[k], t));
   interleaved_result out;
-  for (std::size_t k = 0; k < n; ++k) {
-    std::vector<double> s;
-    out.ms.push_back(tile::testing::quantile(times[k], 0.5));
-    for (int r = 0; r < rounds; ++r) s.push_back(times[n - 1][std::size_t(r)] / times[k][std::size_t(r)]);
-    out.speedup_min.push_back(*std::min_element(s.begin(), s.end()));
-    out.speedup_max.push_back(*std::max_element(s.begin(), s.end()));
-  }
-  out.round_ms = std::move(times);
+  out.round_ms.resize(fns.size());
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t k = 0; k < fns.size(); ++k) out.round_ms[k].push_back(median_ms(fns[k], t));
+  for (const auto& times : out.round_ms) out.ms.push_back(tile::testing::quantile(times, 0.5));
   return out;
 }
 

@@ -422,14 +422,9 @@ void measure(bench_ctx& ctx, const shape& s, const bench::floats& fa, const benc
       if (ctx.blas) k_ref = int(fns.size()), fns.push_back(act ? std::function<void()>(run_cublas_act) : std::function<void()>(run_cublas));
       if (!fns.empty()) {
         const auto r = bench::gpu::interleaved(fns, ctx.timer.get(), kRounds);
-        // per-round ratio range of kernel p's speed over kernel q's
         auto range = [&](int p, int q, const char* label) {
           if (p < 0 || q < 0) return;
-          double lo = 1e30, hi = 0;
-          for (std::size_t i = 0; i < r.round_ms[std::size_t(p)].size(); ++i) {
-            const double v = r.round_ms[std::size_t(q)][i] / r.round_ms[std::size_t(p)][i];
-            lo = std::min(lo, v), hi = std::max(hi, v);
-          }
+          const auto [lo, hi] = r.speedup_range(std::size_t(p), std::size_t(q));
           char buf[96];
           std::snprintf(buf, sizeof buf, "; %s per round %.3f ... %.3f", label, lo, hi);
           rounds += buf;

@@ -129,7 +129,8 @@ inline std::string rounds_line(std::int64_t n, const interleaved_result& r, cons
   std::string line = "  N = " + std::to_string(n) + ": time of " + names.back();
   char buf[64];
   for (std::size_t k = 0; k + 1 < names.size(); ++k) {
-    std::snprintf(buf, sizeof buf, " %.3f ... %.3f", r.speedup_min[k], r.speedup_max[k]);
+    const auto [lo, hi] = r.speedup_range(k, names.size() - 1);
+    std::snprintf(buf, sizeof buf, " %.3f ... %.3f", lo, hi);
     line += (k ? ", / of " : " / of ") + names[k] + " per round" + buf;
   }
   return line + " (" + std::to_string(tile_registers) + " registers / Triton " + std::to_string(triton_registers) + ")";

@@ -189,6 +189,7 @@ class Assigner {
       const LinearLayout& lx = plan_.of.at(x);
       const ir::Block* home = x->def->parent;
       std::vector<const ir::Op*> chain;
+      std::unordered_set<const ir::Op*> in_chain;
       std::unordered_set<const ir::Value*> in{x};
       auto joins = [&](const ir::Op* u) {
         if (!ir::is_elementwise(u->kind) || !u->regions.empty() || u->parent != home || u->results.size() != 1 ||
@@ -203,6 +204,7 @@ class Assigner {
         for (const ir::Op* u : users[from])
           if (joins(u)) {
             chain.push_back(u);
+            in_chain.insert(u);
             in.insert(u->result());
           }
       }
@@ -214,18 +216,17 @@ class Assigner {
       // the chain's results may only leave it for ops that take any layout and convert at the use
       // (stores, elementwise ops): a reduce, a loop or a shape op decided its own layouts from
       // the one it was asked for
-      auto outside = [&](const ir::Op* u) { return !in.count(u->results.empty() ? nullptr : u->result()) || u->results.size() != 1; };
       bool movable = true;
       for (const ir::Op* c : chain)
         for (const ir::Op* u : users[c->result()])
-          if (outside(u) && !(ir::is_elementwise(u->kind) && u->regions.empty()) && u->kind != OpKind::store &&
+          if (!in_chain.count(u) && !(ir::is_elementwise(u->kind) && u->regions.empty()) && u->kind != OpKind::store &&
               u->kind != OpKind::atomic_rmw && u->kind != OpKind::atomic_cas)
             movable = false;
       if (!movable) continue;
       std::int64_t after = 0;
       for (const ir::Value* v : in)
         for (const ir::Op* u : users[v])
-          if (outside(u)) {
+          if (!in_chain.count(u)) {
             auto want = wanted_operands(*u, plan_, ai_);
             bool converts = false;
             for (std::size_t k = 0; k < u->operands.size(); ++k)  // (no wish, e.g. a yield's: counted)

@@ -216,7 +216,7 @@ void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, 
   // meta-parameters against the signature
   for (auto& m : metas) {
     const bool fusion = m.name == "enable_fp_fusion";
-    const bool option = fusion || m.name == "num_warps" || m.name == "num_stages" || m.name == "num_ctas";
+    const bool option = is_launch_option(m.name);
     bool known = option || std::find(meta_names.begin(), meta_names.end(), m.name) != meta_names.end();
     if (!known) {
       std::string list;

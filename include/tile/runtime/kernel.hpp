@@ -305,9 +305,18 @@ struct signature<std::tuple<P...>> {
   }
 };
 
+/// Triton's launch options: meta arguments every kernel takes besides its own constexprs (checked
+/// at compile time here, their values at launch by kernel.cpp).
+inline constexpr std::array<std::string_view, 4> launch_options{"num_warps", "num_stages", "num_ctas", "enable_fp_fusion"};
+constexpr bool is_launch_option(std::string_view name) {
+  for (std::string_view o : launch_options)
+    if (o == name) return true;
+  return false;
+}
+
 template <fixed_string N>
 constexpr bool is_launch_option() {
-  return N.view() == "num_warps" || N.view() == "num_stages" || N.view() == "num_ctas" || N.view() == "enable_fp_fusion";
+  return is_launch_option(N.view());
 }
 
 template <class Sig, class A>
