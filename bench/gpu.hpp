@@ -5,9 +5,11 @@
 // driver's current stream and a 256 MB L2 flush before each repetition (triton.testing's method).
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -75,20 +77,30 @@ inline std::int64_t next_pow2(std::int64_t n) { return static_cast<std::int64_t>
 /// GB/s of `bytes` moved in `ms` milliseconds.
 inline double gbps(double bytes, double ms) { return bytes / (ms * 1e-3) / 1e9; }
 
-/// Kernels timed in `rounds` alternating rounds (f0, f1, …, f0, f1, …; each round one do_bench
-/// median per kernel): per kernel the median of its round medians, and every round's time.
+/// Kernels timed in `rounds` alternating rounds, each round one do_bench median per kernel; even
+/// rounds run f0, f1, …, odd rounds the reverse, so that no kernel always runs first after the
+/// host's pause or always right after the hottest one (at 8192³ the matmuls' round times spread
+/// by ±10 % with the GPU's power state): per kernel the median of its round medians, and every
+/// round's time.
 struct interleaved_result {
   std::vector<double> ms;                    // per kernel
   std::vector<std::vector<double>> round_ms;  // per kernel, per round
   /// The smallest and largest per-round speedup of kernel p over kernel q (q's time over p's:
   /// above 1 means p is faster).
   std::pair<double, double> speedup_range(std::size_t p, std::size_t q) const {
-    double lo = 1e300, hi = 0;
-    for (std::size_t r = 0; r < round_ms[p].size(); ++r) {
-      const double v = round_ms[q][r] / round_ms[p][r];
-      lo = std::min(lo, v), hi = std::max(hi, v);
-    }
-    return {lo, hi};
+    const auto v = speedups(p, q);
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    return {*lo, *hi};
+  }
+  /// The median of the per-round speedups of p over q: each round's pair ran back to back, so
+  /// this cancels the drift between rounds that the ratio of the two medians keeps.
+  double paired_speedup(std::size_t p, std::size_t q) const { return tile::testing::quantile(speedups(p, q), 0.5); }
+
+ private:
+  std::vector<double> speedups(std::size_t p, std::size_t q) const {
+    std::vector<double> v;
+    for (std::size_t r = 0; r < round_ms[p].size(); ++r) v.push_back(round_ms[q][r] / round_ms[p][r]);
+    return v;
   }
 };
 
@@ -96,8 +108,12 @@ inline interleaved_result interleaved(const std::vector<std::function<void()>>& 
                                       int rounds = 5) {
   interleaved_result out;
   out.round_ms.resize(fns.size());
+  for (auto& times : out.round_ms) times.resize(static_cast<std::size_t>(rounds));
   for (int r = 0; r < rounds; ++r)
-    for (std::size_t k = 0; k < fns.size(); ++k) out.round_ms[k].push_back(median_ms(fns[k], t));
+    for (std::size_t i = 0; i < fns.size(); ++i) {
+      const std::size_t k = r % 2 ? fns.size() - 1 - i : i;
+      out.round_ms[k][static_cast<std::size_t>(r)] = median_ms(fns[k], t);
+    }
   for (const auto& times : out.round_ms) out.ms.push_back(tile::testing::quantile(times, 0.5));
   return out;
 }

@@ -7,7 +7,11 @@
 // Three more columns: the same kernel with Triton's statistics numerics (tl::fast_div/fast_sqrt),
 // "row in registers" (bench::make_layer_norm_row: the row loaded once, N <= BLOCK), and the
 // tutorial's kernel with num_warps autotuned over 1, 2, 4, 8 (the tutorial's rule is a
-// heuristic); bench/triton/layer_norm.py times Triton's twins of the last two as well.
+// heuristic). Triton's twins of the last two, "Triton row in registers" and "Triton tuned warps"
+// (the fastest of its tutorial kernel compiled at 1, 2, 4, 8 warps, as triton.autotune would
+// pick; _export_kernels.py writes layer_norm_row-N and layer_norm-N-wW), run in the same
+// alternating rounds as every tile column. Below the table, per N: each pair's per-round
+// speedup, median and range.
 //
 // Metric: GB/s = bytes moved / median time, for both columns:
 //   tile      (2·M·N + 2·N)·2 bytes: x read and y written (the tutorial's count), plus w and b
@@ -18,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "gpu.hpp"
 #include "kernels.hpp"
@@ -57,16 +62,18 @@ int main() {
   const std::int64_t M = 4096;
   const float eps = 1e-5f;
 
-  auto b = bench::sweep("gpu-layer-norm", "N", {1024, 2048, 4096, 8192}, {"tile", "Triton (this process)", "tile fast div/sqrt", "tile row in registers", "tile tuned warps", "D2D copy"},
-                        {"tile", "Triton (this process)", "D2D copy"},
-                        "GB/s", true);
+  auto b = bench::sweep("gpu-layer-norm", "N", {1024, 2048, 4096, 8192},
+                        {"tile", "Triton (this process)", "tile fast div/sqrt", "tile row in registers",
+                         "Triton row in registers", "tile tuned warps", "Triton tuned warps", "D2D copy"},
+                        {"tile", "Triton (this process)", "D2D copy"}, "GB/s", true);
   std::int64_t n = 0, block = 0;
   int warps = 4;
   tile::buffer<half> x, y, w, bias;
   auto dmean = dev->alloc<float>(M), drstd = dev->alloc<float>(M);
   std::optional<bench::gpu::d2d_copy> copy;
-  std::optional<bench::gpu::triton_kernel> triton;
-  double triton_gbps = NAN, fast_gbps = NAN;  // measured with "tile", in alternating rounds
+  std::optional<bench::gpu::triton_kernel> triton, triton_row;
+  std::optional<std::pair<bench::gpu::triton_kernel, int>> triton_tuned;  // and its num_warps
+  std::map<std::string, double> gbps_of;  // per column, timed in the rounds of "tile"
   std::vector<std::string> speedups;
   auto run_tile = [&] {
     layer_norm[{M}](x, y, w, bias, dmean, drstd, n, n, eps, "BLOCK"_c = block, "num_warps"_c = warps);
@@ -75,15 +82,18 @@ int main() {
     layer_norm_fast[{M}](x, y, w, bias, dmean, drstd, n, n, eps, "BLOCK"_c = block, "num_warps"_c = warps);
   };
   using tk = bench::gpu::triton_kernel;
-  auto run_triton = [&] {  // layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps)
-    triton->launch(M, {tk::arg(x), tk::arg(y), tk::arg(w), tk::arg(bias), tk::arg(dmean), tk::arg(drstd),
-                       tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(eps)});
+  auto launch_triton = [&](const tk& k) {  // layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps), and its twins
+    k.launch(M, {tk::arg(x), tk::arg(y), tk::arg(w), tk::arg(bias), tk::arg(dmean), tk::arg(drstd),
+                 tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(eps)});
   };
+  auto run_triton = [&] { launch_triton(*triton); };
+  auto run_triton_row = [&] { launch_triton(*triton_row); };
+  auto run_triton_tuned = [&] { launch_triton(triton_tuned->first); };
   auto run_row = [&] {
     layer_norm_row[{M}](x, y, w, bias, dmean, drstd, n, n, eps, "BLOCK"_c = block, "num_warps"_c = warps);
   };
   // the tutorial's kernel with num_warps chosen by tile::autotune over 1, 2, 4, 8 (key N; BLOCK
-  // given at the launch); bench/triton/layer_norm.py tunes Triton's the same way
+  // given at the launch); Triton's twin: the fastest of its kernel compiled at each (fastest_triton)
   auto tuned = tile::autotune(layer_norm, {.configs = {tile::config({}, 1), tile::config({}, 2), tile::config({}, 4),
                                                        tile::config({}, 8)},
                                            .key = {"N"},
@@ -107,10 +117,18 @@ int main() {
       threads.parallel_for(M, [&](std::size_t r0, std::size_t r1) {
         layer_norm_rows(hx, want.data(), hw, hb, mean.data(), rstd.data(), n, eps, r0, r1);
       });
-      triton = bench::gpu::triton_kernel::find(*dev, "layer_norm-" + std::to_string(n));
+      run_tuned();  // tunes (untimed)
+      const int tile_w = tuned.last_config()->num_warps;
+      const std::string ns = std::to_string(n);
+      triton = bench::gpu::triton_kernel::find(*dev, "layer_norm-" + ns);
+      triton_row = bench::gpu::triton_kernel::find(*dev, "layer_norm_row-" + ns);
+      triton_tuned = bench::gpu::fastest_triton(*dev, "layer_norm-" + ns, {1, 2, 4, 8}, launch_triton, timer.get());
       std::vector<std::pair<std::string, std::function<void()>>> kernels = {
-          {"tile layer_norm", run_tile}, {"tile layer_norm_fast", run_fast}, {"tile layer_norm_row", run_row}};
+          {"tile layer_norm", run_tile}, {"tile layer_norm_fast", run_fast}, {"tile layer_norm_row", run_row},
+          {"tile layer_norm tuned", run_tuned}};
       if (triton) kernels.push_back({"Triton layer_norm", run_triton});  // checked like tile's
+      if (triton_row) kernels.push_back({"Triton layer_norm_row", run_triton_row});
+      if (triton_tuned) kernels.push_back({"Triton layer_norm tuned", run_triton_tuned});
       for (const auto& [name, run] : kernels) {
         y.fill_zero();  // each variant must write every output itself
         run();
@@ -122,30 +140,35 @@ int main() {
         bench::check(what + " (mean)", bench::max_abs_error(bench::download(dmean), mean), 1e-4);
         bench::check(what + " (rstd)", bench::max_abs_error(bench::download(drstd), rstd), 1e-3);
       }
+      std::printf("  N = %lld: tuned num_warps tile %d, Triton %d\n", static_cast<long long>(n), tile_w,
+                  triton_tuned ? triton_tuned->second : 0);
       copy.emplace(*dev, std::size_t(M * n + n) * sizeof(half));
     }
-    if (provider == "tile") {
-      if (!triton) return bench::gpu::gbps(bytes(), bench::median_ms(run_tile, timer.get()));
-      const auto r = bench::gpu::interleaved({run_tile, run_fast, run_triton}, timer.get());
-      triton_gbps = bench::gpu::gbps(bytes(), r.ms[2]);
-      fast_gbps = bench::gpu::gbps(bytes(), r.ms[1]);
-      speedups.push_back(bench::gpu::rounds_line(
-          n, r, {"tile", "tile fast div/sqrt", "Triton"},
-          bench::gpu::registers(tile::detail::compiled_module(layer_norm, {x, y, w, bias, dmean, drstd, n, n, eps},
-                                                              {tile::named("BLOCK", block), tile::named("num_warps", warps)})),
-          triton->num_regs()));
-      return bench::gpu::gbps(bytes(), r.ms[0]);
+    if (provider == "tile") {  // every kernel, in alternating rounds
+      std::vector<std::pair<std::string, std::function<void()>>> cols = {
+          {"tile", run_tile}, {"tile fast div/sqrt", run_fast}, {"tile row in registers", run_row},
+          {"tile tuned warps", run_tuned}};
+      if (triton) cols.push_back({"Triton (this process)", run_triton});
+      if (triton_row) cols.push_back({"Triton row in registers", run_triton_row});
+      if (triton_tuned) cols.push_back({"Triton tuned warps", run_triton_tuned});
+      std::vector<std::function<void()>> fns;
+      for (const auto& c : cols) fns.push_back(c.second);
+      const auto r = bench::gpu::interleaved(fns, timer.get());
+      gbps_of.clear();
+      for (std::size_t k = 0; k < cols.size(); ++k) gbps_of[cols[k].first] = bench::gpu::gbps(bytes(), r.ms[k]);
+      if (cols.size() == 7) {
+        const int regs = bench::gpu::registers(tile::detail::compiled_module(
+            layer_norm, {x, y, w, bias, dmean, drstd, n, n, eps},
+            {tile::named("BLOCK", block), tile::named("num_warps", warps)}));
+        speedups.push_back(bench::gpu::rounds_line(
+            n, r,
+            {{0, 4, "tile / Triton"}, {1, 4, "tile fast div/sqrt / Triton"}, {2, 5, "row in registers: tile / Triton"},
+             {3, 6, "tuned: tile / Triton"}},
+            "tile " + std::to_string(regs) + ", Triton " + std::to_string(triton->num_regs())));
+      }
+      return gbps_of["tile"];
     }
-    if (provider == "Triton (this process)") return triton ? triton_gbps : NAN;
-    if (provider == "tile tuned warps") {
-      run_tuned();  // tunes (untimed)
-      const double gbps = bench::gpu::gbps(bytes(), bench::median_ms(run_tuned, timer.get()));
-      std::printf("  N = %lld: tuned num_warps = %d\n", static_cast<long long>(n), tuned.last_config()->num_warps);
-      return gbps;
-    }
-    if (provider == "tile row in registers") return bench::gpu::gbps(bytes(), bench::median_ms(run_row, timer.get()));
-    if (provider == "tile fast div/sqrt")
-      return triton ? fast_gbps : bench::gpu::gbps(bytes(), bench::median_ms(run_fast, timer.get()));
+    if (provider != "D2D copy") return gbps_of.count(provider) ? gbps_of[provider] : NAN;
     return bench::gpu::gbps(2.0 * double(copy->bytes()), bench::median_ms([&] { (*copy)(); }, timer.get()));
   });
   for (const auto& line : speedups) std::printf("%s\n", line.c_str());

@@ -4,7 +4,8 @@
 // (cublasGemmEx, compute type 32F, default algorithm; opened with dlopen from the CUDA libraries
 // on the machine: bench/cublas.hpp) on the same stream. Row-major, contiguous A (M×K), B (K×N),
 // C (M×N). Shapes: square M = N = K = 512 … 8192, and the LLM projections M = 8192 tokens,
-// N = K ∈ {4096, 11008, 14336}; `--quick`: 1024, 4096, 8192 and N = K = 11008 only.
+// N = K ∈ {4096, 11008, 14336}; `--quick`: 1024, 4096, 8192 and N = K = 11008 only; `--targets`:
+// the shapes issue 6's targets name, M = N = K = 4096 and 8192, only (`--rounds R` for more rounds).
 // Second pair of tables: the f16 kernel with leaky ReLU fused into its epilogue (ACTIVATION =
 // true: applied to the f32 accumulator before the f16 store) against cuBLAS followed by a
 // separate tile kernel applying leaky ReLU in place (bench::make_leaky_relu: f16 in and out, f32
@@ -16,10 +17,12 @@
 //
 // Metric: TFLOP/s = 2·M·N·K / median time (the activation's M·N operations not counted).
 // Times: do_bench (25 ms warm-up, 100 ms of repetitions) with CUDA events and a 256 MB L2 flush
-// before each repetition, for tile, Triton and cuBLAS alike, in 5 alternating rounds (tile,
-// Triton, cuBLAS, tile, …: bench::gpu::interleaved): each column the median of its rounds, and the per-round ratio
-// range printed per shape — a sustained tensor-core load drifts the clocks by several percent,
-// which timing one after the other would put on one side only. Autotuning: tile::autotune, key (M, N, K)
+// before each repetition, for tile, Triton and cuBLAS alike, in 5 alternating rounds (`--rounds`;
+// tile, Triton, cuBLAS, then cuBLAS, Triton, tile, …: bench::gpu::interleaved): each column the
+// median of its rounds, and per shape the per-round ratios' median and range — a sustained
+// tensor-core load drifts the clocks by several percent, which timing one after the other would
+// put on one side only. The per-round ratios compare times taken back to back; their medians for
+// the TMA form are listed again after the tables. Autotuning: tile::autotune, key (M, N, K)
 // plus the launch's ACTIVATION, 10 ms warm-up and 40 ms of repetitions per config (so the whole
 // bench fits in a few minutes), disk cache off: every run tunes afresh, as Triton's autotuner
 // does, so a choice stored by an older compiler never stands in for the current one's. The tuning
@@ -39,6 +42,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -62,7 +66,6 @@ constexpr int kLlmTokens = 8192;            // M of the LLM shapes
 constexpr double kAtolOfMax = 1e-3;         // the absolute tolerance, relative to max |C|
 constexpr double kTuneWarmupMs = 10, kTuneRepMs = 40;
 constexpr int kActBlock = 1024;             // the separate leaky ReLU kernel's BLOCK (num_warps 4)
-constexpr int kRounds = 5;                  // alternating timing rounds of tile, Triton and cuBLAS
 
 struct shape {
   int M, N, K;
@@ -77,11 +80,16 @@ double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
 
-std::vector<shape> shapes(bool quick) {
+enum class shape_set { all, quick, targets };
+
+std::vector<shape> shapes(shape_set set) {
   std::vector<shape> out;
-  for (int n : quick ? std::vector<int>{1024, 4096, 8192} : std::vector<int>{512, 1024, 2048, 4096, 8192})
-    out.push_back({n, n, n, false});
-  for (int n : quick ? std::vector<int>{11008} : std::vector<int>{4096, 11008, 14336})
+  const std::vector<int> square = set == shape_set::all     ? std::vector<int>{512, 1024, 2048, 4096, 8192}
+                                  : set == shape_set::quick ? std::vector<int>{1024, 4096, 8192}
+                                                            : std::vector<int>{4096, 8192};
+  for (int n : square) out.push_back({n, n, n, false});
+  if (set == shape_set::targets) return out;
+  for (int n : set == shape_set::quick ? std::vector<int>{11008} : std::vector<int>{4096, 11008, 14336})
     out.push_back({kLlmTokens, n, n, true});
   return out;
 }
@@ -248,6 +256,8 @@ struct bench_ctx {
   std::unique_ptr<bench::cublas::library> blas;  // null: no usable cuBLAS
   results values;
   std::vector<std::string> failures;
+  int rounds = 5;                   // alternating timing rounds of tile, Triton and cuBLAS
+  std::vector<std::string> paired;  // the TMA form's per-round ratio medians, one line per shape
   /// Triton's compiled tutorial kernels by name (matmul-f16, matmul-bf16, matmul-f16-leaky_relu),
   /// loaded on first use; nullopt: not exported (TILE_TRITON_KERNELS unset, or no such file)
   std::map<std::string, std::optional<bench::gpu::triton_kernel>> triton;
@@ -421,19 +431,25 @@ void measure(bench_ctx& ctx, const shape& s, const bench::floats& fa, const benc
       }
       if (ctx.blas) k_ref = int(fns.size()), fns.push_back(act ? std::function<void()>(run_cublas_act) : std::function<void()>(run_cublas));
       if (!fns.empty()) {
-        const auto r = bench::gpu::interleaved(fns, ctx.timer.get(), kRounds);
+        const auto r = bench::gpu::interleaved(fns, ctx.timer.get(), ctx.rounds);
+        std::string paired;
         auto range = [&](int p, int q, const char* label) {
           if (p < 0 || q < 0) return;
           const auto [lo, hi] = r.speedup_range(std::size_t(p), std::size_t(q));
-          char buf[96];
-          std::snprintf(buf, sizeof buf, "; %s per round %.3f ... %.3f", label, lo, hi);
+          const double med = r.paired_speedup(std::size_t(p), std::size_t(q));
+          char buf[128];
+          std::snprintf(buf, sizeof buf, "; %s per round %.3f (%.3f ... %.3f)", label, med, lo, hi);
           rounds += buf;
+          std::snprintf(buf, sizeof buf, "%s %.3f", label, med);
+          paired += (paired.empty() ? "" : ", ") + std::string(buf);
         };
         if (k_tile >= 0) tile_tf = tflops(s, r.ms[std::size_t(k_tile)]);
         if (k_tri >= 0) tri_tf = tflops(s, r.ms[std::size_t(k_tri)]);
         if (k_ref >= 0) ref_tf = tflops(s, r.ms[std::size_t(k_ref)]);
         range(k_tile, k_ref, "tile / cuBLAS");
         range(k_tile, k_tri, "tile / Triton");
+        if (Desc)
+          ctx.paired.push_back(std::string(elem<T>::name) + " " + str(s) + (act ? " leaky ReLU" : "") + ": " + paired);
       }
       auto& row = ctx.values[act ? fused : plain][x];
       row[act ? fused_col : tile_col] = tile_tf;
@@ -490,9 +506,11 @@ void print_tables(const bench_ctx& ctx, const std::vector<shape>& all) {
 
 void usage(std::FILE* out, const char* argv0) {
   std::fprintf(out,
-               "usage: %s [--quick]\n"
-               "  --quick  M=N=K 1024, 4096, 8192 and M=8192 N=K=11008 only\n"
-               "           (default: M=N=K 512 … 8192, and M=8192 N=K 4096, 11008, 14336)\n"
+               "usage: %s [--quick | --targets] [--rounds R]\n"
+               "  --quick     M=N=K 1024, 4096, 8192 and M=8192 N=K=11008 only\n"
+               "  --targets   M=N=K 4096 and 8192 only (issue 6's targets)\n"
+               "              (default: M=N=K 512 … 8192, and M=8192 N=K 4096, 11008, 14336)\n"
+               "  --rounds R  alternating timing rounds per shape (default 5)\n"
                "  TILE_CUBLAS=/path/libcublas.so.N picks the cuBLAS; TILE_AUTOTUNE_VERBOSE=1 prints each config's time\n",
                argv0);
 }
@@ -500,10 +518,13 @@ void usage(std::FILE* out, const char* argv0) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
+  shape_set set = shape_set::all;
+  int rounds = 5;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--quick") quick = true;
+    if (arg == "--quick") set = shape_set::quick;
+    else if (arg == "--targets") set = shape_set::targets;
+    else if (arg == "--rounds" && i + 1 < argc && std::atoi(argv[i + 1]) > 0) rounds = std::atoi(argv[++i]);
     else if (arg == "--help" || arg == "-h") return usage(stdout, argv[0]), 0;
     else {
       std::fprintf(stderr, "gpu_matmul: unknown argument '%s'\n", argv[i]);
@@ -514,7 +535,7 @@ int main(int argc, char** argv) {
   auto dev = bench::gpu::cuda_device("gpu_matmul");
   if (!dev) return 0;
   const auto t0 = clock_type::now();
-  bench_ctx ctx{*dev, tile::testing::make_timer(*dev), {}, nullptr, {}, {}, {}};
+  bench_ctx ctx{*dev, tile::testing::make_timer(*dev), {}, nullptr, {}, {}, rounds, {}, {}};
   std::string why;
   ctx.blas = bench::cublas::library::open(*dev, why);
   if (ctx.blas) {
@@ -524,9 +545,10 @@ int main(int argc, char** argv) {
     std::printf("cuBLAS: unavailable, its columns are empty and tile is checked against the host product at "
                 "sample points only (%s)\n", why.c_str());
   }
-  const auto all = shapes(quick);
-  std::printf("%zu shapes%s; autotuning over %zu configs per shape, type and epilogue\n", all.size(),
-              quick ? " (--quick)" : "", tutorial_configs().size());
+  const auto all = shapes(set);
+  std::printf("%zu shapes%s; autotuning over %zu configs per shape, type and epilogue; %d timing rounds\n", all.size(),
+              set == shape_set::quick ? " (--quick)" : set == shape_set::targets ? " (--targets)" : "",
+              tutorial_configs().size(), rounds);
   std::fflush(stdout);
   for (const auto& s : all) {
     // the same values for both types: uniform in [-1, 1), rounded to each type
@@ -539,6 +561,8 @@ int main(int argc, char** argv) {
   }
   std::printf("\n");
   print_tables(ctx, all);
+  std::printf("\ntile TMA, the median of the per-round speedups (each round's kernels timed back to back):\n");
+  for (const auto& line : ctx.paired) std::printf("  %s\n", line.c_str());
   std::printf("A, B, C row-major; f32 accumulation; cuBLAS: cublasGemmEx, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT; "
               "TFLOP/s = 2·M·N·K / median time;\ntile autotuned over Triton's 8 tutorial configs (key M, N, K, "
               "ACTIVATION), afresh in every run\n");

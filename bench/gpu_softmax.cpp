@@ -14,6 +14,11 @@
 // "Triton (this process)": Triton's own cubin of the tutorial kernel (bench/triton/_export_kernels.py,
 // found through TILE_TRITON_KERNELS; NaN without it) launched from this process, timed with "tile"
 // in alternating rounds (bench/triton_kernels.hpp): the comparison the target is judged by.
+// "tile tuned warps" / "Triton tuned warps": the same two kernels with num_warps chosen per N among
+// 2, 4, 8, 16 (the tutorial's rule is a heuristic): tile's by tile::autotune, Triton's as
+// triton.autotune would, the fastest of its kernels compiled at each (_export_kernels.py writes
+// softmax-N-wW), timed in the same rounds. Below the table, per N: each pair's per-round speedup,
+// median and range.
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -39,7 +44,9 @@ int main() {
 
   std::vector<double> sizes;
   for (int c = 256; c <= 16384; c *= 2) sizes.push_back(c);
-  auto b = bench::sweep("gpu-softmax", "N", sizes, {"tile", "tile Triton numerics", "Triton (this process)", "D2D copy"},
+  auto b = bench::sweep("gpu-softmax", "N", sizes,
+                        {"tile", "tile Triton numerics", "Triton (this process)", "tile tuned warps", "Triton tuned warps",
+                         "D2D copy"},
                         {"tile", "Triton (this process)", "D2D copy"}, "GB/s", true);
 
   std::int64_t n = 0, block = 0;
@@ -47,14 +54,24 @@ int main() {
   tile::buffer<float> x, y;
   std::optional<bench::gpu::d2d_copy> copy;
   std::optional<bench::gpu::triton_kernel> triton;
-  double triton_gbps = NAN, fast_gbps = NAN;  // measured with "tile", in alternating rounds
+  std::optional<std::pair<bench::gpu::triton_kernel, int>> triton_tuned;  // and its num_warps
+  std::vector<double> gbps_of;  // per kernel timed in the rounds below, for the columns after "tile"
   std::vector<std::string> speedups;
   auto run_tile = [&] { softmax[{M}](y, x, n, n, "BLOCK"_c = block, "num_warps"_c = warps); };
   auto run_fast = [&] { softmax_fast[{M}](y, x, n, n, "BLOCK"_c = block, "num_warps"_c = warps); };
+  // sample 02's kernel with num_warps tuned per N (BLOCK given at the launch)
+  auto tuned = tile::autotune(softmax, {.configs = {tile::config({}, 2), tile::config({}, 4), tile::config({}, 8),
+                                                    tile::config({}, 16)},
+                                        .key = {"n_cols"},
+                                        .arg_names = {"out", "in", "stride", "n_cols"},
+                                        .disk_cache = false});
+  auto run_tuned = [&] { tuned[{M}](y, x, n, n, "BLOCK"_c = block); };
   using tk = bench::gpu::triton_kernel;
-  auto run_triton = [&] {  // softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols)
-    triton->launch(M, {tk::arg(y), tk::arg(x), tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n))});
+  auto launch_triton = [&](const tk& k) {  // softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols)
+    k.launch(M, {tk::arg(y), tk::arg(x), tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n))});
   };
+  auto run_triton = [&] { launch_triton(*triton); };
+  auto run_triton_tuned = [&] { launch_triton(triton_tuned->first); };
   auto bytes = [&] { return 2.0 * double(M * n) * sizeof(float); };
 
   tile::testing::run(b, [&](double xv, const std::string& provider) {
@@ -67,40 +84,48 @@ int main() {
       x = bench::upload(*dev, hx), y = dev->alloc<float>(size);
       bench::floats want(size);
       threads.parallel_for(M, [&](std::size_t r0, std::size_t r1) { bench::softmax_rows(hx.data(), want.data(), n, r0, r1); });
-      run_tile();
-      bench::check("tile softmax N=" + std::to_string(n), bench::max_abs_error(bench::download(y), want), 1e-5);
-      y.fill_zero();
-      run_fast();
-      bench::check("tile softmax_fast N=" + std::to_string(n), bench::max_abs_error(bench::download(y), want), 1e-5);
-      copy.emplace(*dev, size * sizeof(float));
+      run_tuned();  // tunes (untimed)
+      const int tile_w = tuned.last_config()->num_warps;
       triton = bench::gpu::triton_kernel::find(*dev, "softmax-" + std::to_string(n));
-      if (triton) {  // Triton's kernel checked like tile's
-        y.fill_zero();
-        run_triton();
-        bench::check("Triton softmax N=" + std::to_string(n), bench::max_abs_error(bench::download(y), want), 1e-5);
+      triton_tuned = bench::gpu::fastest_triton(*dev, "softmax-" + std::to_string(n), {2, 4, 8, 16}, launch_triton, timer.get());
+      std::vector<std::pair<std::string, std::function<void()>>> kernels = {
+          {"tile softmax", run_tile}, {"tile softmax_fast", run_fast}, {"tile softmax tuned", run_tuned}};
+      if (triton) kernels.push_back({"Triton softmax", run_triton});  // Triton's kernels checked like tile's
+      if (triton_tuned) kernels.push_back({"Triton softmax tuned", run_triton_tuned});
+      for (const auto& [name, run] : kernels) {
+        y.fill_zero();  // each kernel must write every output itself
+        run();
+        bench::check(name + " N=" + std::to_string(n), bench::max_abs_error(bench::download(y), want), 1e-5);
       }
+      std::printf("  N = %lld: tuned num_warps tile %d, Triton %d\n", static_cast<long long>(n), tile_w,
+                  triton_tuned ? triton_tuned->second : 0);
+      copy.emplace(*dev, size * sizeof(float));
     }
     if (provider == "tile") {
-      if (!triton) {
-        fast_gbps = bench::gpu::gbps(bytes(), bench::median_ms(run_fast, timer.get()));
-        return bench::gpu::gbps(bytes(), bench::median_ms(run_tile, timer.get()));
+      // 0 tile, 1 tile Triton numerics, 2 tile tuned, then 3 Triton and 4 Triton tuned if exported
+      std::vector<std::function<void()>> fns{run_tile, run_fast, run_tuned};
+      if (triton) fns.push_back(run_triton);
+      if (triton_tuned) fns.push_back(run_triton_tuned);
+      const auto r = bench::gpu::interleaved(fns, timer.get());
+      gbps_of.clear();
+      for (double ms : r.ms) gbps_of.push_back(bench::gpu::gbps(bytes(), ms));
+      if (triton && triton_tuned) {
+        const int regs = bench::gpu::registers(tile::detail::compiled_module(
+            softmax, {y, x, n, n}, {tile::named("BLOCK", block), tile::named("num_warps", warps)}));
+        speedups.push_back(bench::gpu::rounds_line(
+            n, r, {{0, 3, "tile / Triton"}, {1, 3, "tile Triton numerics / Triton"}, {2, 4, "tuned: tile / Triton"}},
+            "tile " + std::to_string(regs) + ", Triton " + std::to_string(triton->num_regs())));
       }
-      const auto r = bench::gpu::interleaved({run_tile, run_fast, run_triton}, timer.get());
-      triton_gbps = bench::gpu::gbps(bytes(), r.ms[2]);
-      fast_gbps = bench::gpu::gbps(bytes(), r.ms[1]);
-      speedups.push_back(bench::gpu::rounds_line(
-          n, r, {"tile", "tile Triton numerics", "Triton"},
-          bench::gpu::registers(tile::detail::compiled_module(
-              softmax, {y, x, n, n}, {tile::named("BLOCK", block), tile::named("num_warps", warps)})),
-          triton->num_regs()));
-      return bench::gpu::gbps(bytes(), r.ms[0]);
+      return gbps_of[0];
     }
-    if (provider == "tile Triton numerics") return fast_gbps;
-    if (provider == "Triton (this process)") return triton ? triton_gbps : NAN;
+    if (provider == "tile Triton numerics") return gbps_of[1];
+    if (provider == "tile tuned warps") return gbps_of[2];
+    if (provider == "Triton (this process)") return triton ? gbps_of[3] : NAN;
+    if (provider == "Triton tuned warps") return triton_tuned ? gbps_of.back() : NAN;
     return bench::gpu::gbps(2.0 * double(copy->bytes()), bench::median_ms([&] { (*copy)(); }, timer.get()));
   });
   for (const auto& line : speedups) std::printf("%s\n", line.c_str());
   std::printf("M = %lld rows, one program per row, BLOCK = next_pow2(N), num_warps 4 / 8 (BLOCK >= 2048) / 16 (>= "
-              "4096); GB/s: 2·M·N·4 bytes; D2D copy: M·N·4 bytes copied, counted 2x\n", static_cast<long long>(M));
+              "4096), the tuned columns' 2, 4, 8 or 16 per N; GB/s: 2·M·N·4 bytes; D2D copy: M·N·4 bytes copied, counted 2x\n", static_cast<long long>(M));
   return 0;
 }

@@ -121,19 +121,43 @@ inline int registers(const std::shared_ptr<const tile::drivers::module>& m) {
   return cm ? cm->num_regs : 0;
 }
 
-/// The line a bench prints per shape after its table: each kernel's per-round speedup range
-/// against the reference (the last of `names`), and the registers tile's and Triton's kernels use:
-/// "  N = 2048: time of Triton / of tile per round 0.988 ... 1.060, / of tile fast … (32 registers / Triton 32)".
-inline std::string rounds_line(std::int64_t n, const interleaved_result& r, const std::vector<std::string>& names,
-                               int tile_registers, int triton_registers) {
-  std::string line = "  N = " + std::to_string(n) + ": time of " + names.back();
-  char buf[64];
-  for (std::size_t k = 0; k + 1 < names.size(); ++k) {
-    const auto [lo, hi] = r.speedup_range(k, names.size() - 1);
-    std::snprintf(buf, sizeof buf, " %.3f ... %.3f", lo, hi);
-    line += (k ? ", / of " : " / of ") + names[k] + " per round" + buf;
+/// The fastest of Triton's kernels NAME-wW, W in `warps` (_export_kernels.py writes them: the
+/// tutorial's kernel at each num_warps), each timed once by do_bench as triton.autotune would:
+/// the kernel and its W, or nullopt when none was exported. `launch(k)` launches kernel k.
+inline std::optional<std::pair<triton_kernel, int>> fastest_triton(const tile::device& dev, const std::string& name,
+                                                                   const std::vector<int>& warps,
+                                                                   const std::function<void(const triton_kernel&)>& launch,
+                                                                   tile::testing::timer* t) {
+  std::optional<std::pair<triton_kernel, int>> best;
+  double best_ms = 0;
+  for (int w : warps) {
+    auto k = triton_kernel::find(dev, name + "-w" + std::to_string(w));
+    if (!k) continue;
+    const double ms = median_ms([&] { launch(*k); }, t);
+    if (!best || ms < best_ms) best.emplace(std::move(*k), w), best_ms = ms;
   }
-  return line + " (" + std::to_string(tile_registers) + " registers / Triton " + std::to_string(triton_registers) + ")";
+  return best;
+}
+
+/// Two kernels of an interleaved_result compared per round: p's speedup over q, named `label`.
+struct pairing {
+  std::size_t p, q;
+  std::string label;
+};
+
+/// The line a bench prints per shape after its table: each pair's per-round speedup, median and
+/// range (above 1: the first is faster), then the registers of the kernels named in `registers`:
+/// "  N = 2048: per round, median (range): tile / Triton 1.003 (0.988 ... 1.060), …; registers tile 32, Triton 32".
+inline std::string rounds_line(std::int64_t n, const interleaved_result& r, const std::vector<pairing>& pairs,
+                               const std::string& registers) {
+  std::string line = "  N = " + std::to_string(n) + ": per round, median (range):";
+  char buf[64];
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    const auto [lo, hi] = r.speedup_range(pairs[k].p, pairs[k].q);
+    std::snprintf(buf, sizeof buf, " %.3f (%.3f ... %.3f)", r.paired_speedup(pairs[k].p, pairs[k].q), lo, hi);
+    line += (k ? ", " : " ") + pairs[k].label + buf;
+  }
+  return line + "; registers " + registers;
 }
 
 }  // namespace bench::gpu

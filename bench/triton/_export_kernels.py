@@ -4,7 +4,9 @@ it before the benchmarks; the leading _ keeps it out of the list of reference sc
 For each shape bench/gpu_softmax.cpp and bench/gpu_layer_norm.cpp time, compiles the kernel of
 softmax.py / layer_norm.py with the tutorials' BLOCK and num_warps (the very kernels those scripts
 time), runs it once against torch, and writes DIR/NAME.cubin, DIR/NAME.ptx and DIR/NAME.meta, NAME being
-softmax-N or layer_norm-N; and for bench/gpu_matmul.cpp the matmul tutorial's kernel (_matmul.py) in
+softmax-N or layer_norm-N; the same kernels at other num_warps for the benches' tuned columns
+(softmax-N-wW, W = 2, 4, 8, 16; layer_norm-N-wW, W = 1, 2, 4, 8) and layer norm with the row in
+registers (layer_norm_row-N, layer_norm.py's layer_norm_fwd_row); and for bench/gpu_matmul.cpp the matmul tutorial's kernel (_matmul.py) in
 its large-shape config, as matmul-f16, matmul-bf16 and matmul-f16-leaky_relu. The .meta is `key value` lines: entry (the cubin's function), num_warps,
 shared (dynamic shared memory bytes), params (the function's parameter count: the user's
 arguments, then Triton's hidden scratch pointers, which these kernels do not use and get null),
@@ -60,10 +62,12 @@ for n in [256 << i for i in range(7)]:
     x = torch.randn(M, n, device="cuda") * 2
     y = torch.empty_like(x)
     block = triton.next_power_of_2(n)
-    k = sm.softmax_kernel[(M,)](y, x, x.stride(0), y.stride(0), n, BLOCK=block, num_warps=sm.warps_for(block))
-    if (y - torch.softmax(x, dim=1)).abs().max().item() > 1e-5:
-        sys.exit(f"_export_kernels: Triton's softmax N={n} is wrong")
-    export(f"softmax-{n}", k, sm.warps_for(block))
+    for name, warps in [(f"softmax-{n}", sm.warps_for(block))] + [(f"softmax-{n}-w{w}", w) for w in (2, 4, 8, 16)]:
+        y.zero_()
+        k = sm.softmax_kernel[(M,)](y, x, x.stride(0), y.stride(0), n, BLOCK=block, num_warps=warps)
+        if (y - torch.softmax(x, dim=1)).abs().max().item() > 1e-5:
+            sys.exit(f"_export_kernels: Triton's {name} is wrong")
+        export(name, k, warps)
 for n in (1024, 2048, 4096, 8192):
     x = (torch.rand(M, n, device="cuda") * 4 - 2).half()
     w, b = torch.rand(n, device="cuda").half(), torch.rand(n, device="cuda").half()
@@ -71,11 +75,14 @@ for n in (1024, 2048, 4096, 8192):
     mean, rstd = torch.empty(M, device="cuda"), torch.empty(M, device="cuda")
     block = min(65536 // x.element_size(), triton.next_power_of_2(n))
     warps = min(max(block // 256, 1), 8)
-    k = ln.layer_norm_fwd[(M,)](x, y, w, b, mean, rstd, x.stride(0), n, 1e-5, BLOCK=block, num_warps=warps)
     want = torch.nn.functional.layer_norm(x.float(), (n,), w.float(), b.float(), 1e-5)
-    if (y.float() - want).abs().max().item() > 1 / 64:
-        sys.exit(f"_export_kernels: Triton's layer norm N={n} is wrong")
-    export(f"layer_norm-{n}", k, warps)
+    for name, fn, nw in [(f"layer_norm-{n}", ln.layer_norm_fwd, warps), (f"layer_norm_row-{n}", ln.layer_norm_fwd_row, warps)] + \
+            [(f"layer_norm-{n}-w{v}", ln.layer_norm_fwd, v) for v in (1, 2, 4, 8)]:
+        y.zero_()
+        k = fn[(M,)](x, y, w, b, mean, rstd, x.stride(0), n, 1e-5, BLOCK=block, num_warps=nw)
+        if (y.float() - want).abs().max().item() > 1 / 64:
+            sys.exit(f"_export_kernels: Triton's {name} is wrong")
+        export(name, k, nw)
 # The matmul tutorial's kernel (bench/triton/_matmul.py) in the config Triton's autotuner picks for
 # the large shapes (128 x 256 x 64, 8 warps, 3 stages): f16, bf16, and f16 with leaky ReLU fused.
 # Integer arguments equal to 1 (the unit strides) may be specialized away: the parameter count of
