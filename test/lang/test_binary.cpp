@@ -871,13 +871,22 @@ TEST_CASE("fast_exp (Triton's tl.exp) within 2 ulp + |x|·2^-24 of exp, exact of
   std::vector<float> ha(1024);
   for (auto& v : ha) v = u(rng);
   ha[0] = 0.f, ha[1] = 1.f, ha[2] = -1e-3f, ha[3] = 88.7f, ha[4] = -100.f;  // 1, e, near 1, near overflow, denormal
+  // special values (tile's exp, every backend): ±inf, NaN, past overflow, below the smallest denormal
+  const float inf = std::numeric_limits<float>::infinity();
+  ha[5] = inf, ha[6] = -inf, ha[7] = std::numeric_limits<float>::quiet_NaN(), ha[8] = 89.5f, ha[9] = -104.f;
   auto a = dev().upload(ha);
   auto fe = dev().alloc<float>(1024), e = dev().alloc<float>(1024);
   REQUIRE(run([&] { k[{1}](a, fe, e); }));
   if (!dev().computes()) return;
   const bool gpu = dev().backend() == "cuda";
   auto rfe = fe.to_host(), re = e.to_host();
+  CHECK(re[5] == inf);
+  CHECK(re[6] == 0.f);
+  CHECK(std::isnan(re[7]));
+  CHECK(re[8] == inf);
+  CHECK(re[9] == 0.f);
   for (std::size_t i = 0; i < ha.size(); ++i) {
+    if (i >= 5 && i <= 9) continue;
     INFO("i = " << i << ", x = " << ha[i]);
     const float want = std::exp(ha[i]);
     if (!gpu) {

@@ -473,16 +473,19 @@ llvm::Value* NvptxTarget::math_fn(codegen::Lowering& L, int kind, llvm::Value* x
   switch (static_cast<OpKind>(kind)) {
     case OpKind::exp2: return ex2(x);
     case OpKind::exp: {
-      // 2^(x log2 e) with the product's rounding error put back: e^x = 2^y (1 + err ln 2), y the
-      // rounded product, err = x log2 e - y (its exact rounding error, plus x times log2 e's own)
+      // 2^y with y = x log2 e rounded, and the rounding put back: e^x = 2^y e^c with c = x - y ln 2
+      // (Cody and Waite: ln 2 in two parts, each product exact in its fma), so e^x ~ 2^y (1 + c);
+      // |c| < 2^-17 here, so c's own error and the dropped c^2/2 are far below an ulp. Where
+      // that fma is NaN, 2^y as it is: x = ±inf or NaN (c is NaN; 2^y is inf, 0 or NaN), and 2^y
+      // = inf times a negative c (x past ln FLT_MAX: inf is the answer). 2^y's denormals (y <
+      // -126) are refined like the rest; y <= -150 gives 0.
       llvm::Value* y = b.CreateFMul(x, C(1.4426950216293335));
-      llvm::Value* rounding = fma(x, C(1.4426950216293335), b.CreateFNeg(y));
-      llvm::Value* err_ln2 = fma(rounding, C(0.6931471805599453), b.CreateFMul(x, C(1.9259629911783447e-08 * 0.6931471805599453)));
+      llvm::Value* minus_y = b.CreateFNeg(y);
+      llvm::Value* c = fma(minus_y, C(0.6931471824645996), x);  // float(ln 2): 0x3F317218
+      c = fma(minus_y, C(-1.9046542121259336e-09), c);  // ln 2 - float(ln 2): 0xB102E308
       llvm::Value* r = ex2(y);
-      // refined where 2^y is finite (y < 128) and err finite: y in (-150, 128), one compare of
-      // |y + 11| < 139; elsewhere (NaN, ±inf, overflow, below the smallest denormal) 2^y as it is
-      llvm::Value* in_range = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, b.CreateFAdd(y, C(11.0))), C(139.0));
-      return b.CreateSelect(in_range, fma(r, err_ln2, r), r);
+      llvm::Value* refined = fma(r, c, r);
+      return b.CreateSelect(b.CreateFCmpUNO(refined, refined), r, refined);
     }
     case OpKind::log2:
     case OpKind::log: {
