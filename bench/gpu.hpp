@@ -80,7 +80,7 @@ inline double gbps(double bytes, double ms) { return bytes / (ms * 1e-3) / 1e9; 
 /// Kernels timed in `rounds` alternating rounds, each round one do_bench median per kernel; even
 /// rounds run f0, f1, …, odd rounds the reverse, so that no kernel always runs first after the
 /// host's pause or always right after the hottest one (at 8192³ the matmuls' round times spread
-/// by ±10 % with the GPU's power state): per kernel the median of its round medians, and every
+/// by up to ±12 % with the GPU's power state): per kernel the median of its round medians, and every
 /// round's time.
 struct interleaved_result {
   std::vector<double> ms;                    // per kernel
