@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "bench.hpp"
@@ -115,6 +117,21 @@ inline interleaved_result interleaved(const std::vector<std::function<void()>>& 
       out.round_ms[k][static_cast<std::size_t>(r)] = median_ms(fns[k], t);
     }
   for (const auto& times : out.round_ms) out.ms.push_back(tile::testing::quantile(times, 0.5));
+  return out;
+}
+
+/// Named kernels (a bench's columns) timed by interleaved(): its result, and each column's GB/s
+/// for `bytes` moved per launch.
+struct interleaved_columns {
+  interleaved_result r;
+  std::map<std::string, double> gbps;
+};
+inline interleaved_columns interleaved_gbps(const std::vector<std::pair<std::string, std::function<void()>>>& cols,
+                                            double bytes, tile::testing::timer* t) {
+  std::vector<std::function<void()>> fns;
+  for (const auto& c : cols) fns.push_back(c.second);
+  interleaved_columns out{interleaved(fns, t), {}};
+  for (std::size_t k = 0; k < cols.size(); ++k) out.gbps[cols[k].first] = gbps(bytes, out.r.ms[k]);
   return out;
 }
 

@@ -151,12 +151,10 @@ int main() {
       if (triton) cols.push_back({"Triton (this process)", run_triton});
       if (triton_row) cols.push_back({"Triton row in registers", run_triton_row});
       if (triton_tuned) cols.push_back({"Triton tuned warps", run_triton_tuned});
-      std::vector<std::function<void()>> fns;
-      for (const auto& c : cols) fns.push_back(c.second);
-      const auto r = bench::gpu::interleaved(fns, timer.get());
-      gbps_of.clear();
-      for (std::size_t k = 0; k < cols.size(); ++k) gbps_of[cols[k].first] = bench::gpu::gbps(bytes(), r.ms[k]);
-      if (cols.size() == 7) {
+      auto timed = bench::gpu::interleaved_gbps(cols, bytes(), timer.get());
+      const auto& r = timed.r;
+      gbps_of = std::move(timed.gbps);
+      if (triton && triton_row && triton_tuned) {  // the pairs' indices: cols as listed above
         const int regs = bench::gpu::registers(tile::detail::compiled_module(
             layer_norm, {x, y, w, bias, dmean, drstd, n, n, eps},
             {tile::named("BLOCK", block), tile::named("num_warps", warps)}));

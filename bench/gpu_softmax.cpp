@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 
 #include "gpu.hpp"
 #include "kernels.hpp"
@@ -55,7 +56,7 @@ int main() {
   std::optional<bench::gpu::d2d_copy> copy;
   std::optional<bench::gpu::triton_kernel> triton;
   std::optional<std::pair<bench::gpu::triton_kernel, int>> triton_tuned;  // and its num_warps
-  std::vector<double> gbps_of;  // per kernel timed in the rounds below, for the columns after "tile"
+  std::map<std::string, double> gbps_of;  // per column, timed in the rounds of "tile"
   std::vector<std::string> speedups;
   auto run_tile = [&] { softmax[{M}](y, x, n, n, "BLOCK"_c = block, "num_warps"_c = warps); };
   auto run_fast = [&] { softmax_fast[{M}](y, x, n, n, "BLOCK"_c = block, "num_warps"_c = warps); };
@@ -101,14 +102,14 @@ int main() {
                   triton_tuned ? triton_tuned->second : 0);
       copy.emplace(*dev, size * sizeof(float));
     }
-    if (provider == "tile") {
-      // 0 tile, 1 tile Triton numerics, 2 tile tuned, then 3 Triton and 4 Triton tuned if exported
-      std::vector<std::function<void()>> fns{run_tile, run_fast, run_tuned};
-      if (triton) fns.push_back(run_triton);
-      if (triton_tuned) fns.push_back(run_triton_tuned);
-      const auto r = bench::gpu::interleaved(fns, timer.get());
-      gbps_of.clear();
-      for (double ms : r.ms) gbps_of.push_back(bench::gpu::gbps(bytes(), ms));
+    if (provider == "tile") {  // every kernel, in alternating rounds
+      std::vector<std::pair<std::string, std::function<void()>>> cols = {
+          {"tile", run_tile}, {"tile Triton numerics", run_fast}, {"tile tuned warps", run_tuned}};
+      if (triton) cols.push_back({"Triton (this process)", run_triton});
+      if (triton_tuned) cols.push_back({"Triton tuned warps", run_triton_tuned});
+      auto timed = bench::gpu::interleaved_gbps(cols, bytes(), timer.get());
+      const auto& r = timed.r;
+      gbps_of = std::move(timed.gbps);
       if (triton && triton_tuned) {
         const int regs = bench::gpu::registers(tile::detail::compiled_module(
             softmax, {y, x, n, n}, {tile::named("BLOCK", block), tile::named("num_warps", warps)}));
@@ -116,12 +117,9 @@ int main() {
             n, r, {{0, 3, "tile / Triton"}, {1, 3, "tile Triton numerics / Triton"}, {2, 4, "tuned: tile / Triton"}},
             "tile " + std::to_string(regs) + ", Triton " + std::to_string(triton->num_regs())));
       }
-      return gbps_of[0];
+      return gbps_of["tile"];
     }
-    if (provider == "tile Triton numerics") return gbps_of[1];
-    if (provider == "tile tuned warps") return gbps_of[2];
-    if (provider == "Triton (this process)") return triton ? gbps_of[3] : NAN;
-    if (provider == "Triton tuned warps") return triton_tuned ? gbps_of.back() : NAN;
+    if (provider != "D2D copy") return gbps_of.count(provider) ? gbps_of[provider] : NAN;
     return bench::gpu::gbps(2.0 * double(copy->bytes()), bench::median_ms([&] { (*copy)(); }, timer.get()));
   });
   for (const auto& line : speedups) std::printf("%s\n", line.c_str());

@@ -42,9 +42,9 @@ llvm::Value* Lowering::from_compute(llvm::Value* v, dtype t) {
       adj = b->CreateOr(adj, b->getInt32(1));
       v = b->CreateSelect(exact, f, b->CreateBitCast(adj, b->getFloatTy()));
     }
+    if (t == dtype::bf16 && native_bf16) return b->CreateBitCast(b->CreateFPTrunc(v, b->getBFloatTy()), b->getInt16Ty());
     llvm::Value* u = b->CreateBitCast(v, b->getInt32Ty());
     llvm::Value* isnan = b->CreateICmpUGT(b->CreateAnd(u, b->getInt32(0x7fffffffu)), b->getInt32(0x7f800000u));
-    if (t == dtype::bf16 && native_bf16) return b->CreateBitCast(b->CreateFPTrunc(v, b->getBFloatTy()), b->getInt16Ty());
     if (t == dtype::bf16) {
       llvm::Value* nan = b->CreateOr(b->CreateLShr(u, 16), b->getInt32(0x40));
       llvm::Value* r = b->CreateAdd(u, b->CreateAdd(b->getInt32(0x7fff), b->CreateAnd(b->CreateLShr(u, 16), b->getInt32(1))));

@@ -174,29 +174,21 @@ std::optional<DV> GpuLowering::convert_swizzled(const DV& x, const LinearLayout&
     llvm::Value* sw = B.CreateShl(B.CreateAnd(rw, B.getInt64(7)), B.getInt64(4));
     return B.CreateAdd(B.CreateMul(rw, B.getInt64(static_cast<std::uint64_t>(row_bytes))), B.CreateXor(cb, sw));
   };
-  auto vec_ty = [&](int w) { return w == 1 ? mty : static_cast<llvm::Type*>(llvm::FixedVectorType::get(mty, static_cast<unsigned>(w))); };
   barrier_before_write();
   S.if_else(is_writer(x.layout), [&]() -> llvm::Value* {
     for (int r = 0; r < x.layout.num_regs(); r += ws) {
-      llvm::Value* v = ws == 1 ? S.to_storage(x.regs.at(static_cast<std::size_t>(r)), st) : llvm::PoisonValue::get(vec_ty(ws));
-      for (int e = 0; ws > 1 && e < ws; ++e)
-        v = B.CreateInsertElement(v, S.to_storage(x.regs.at(static_cast<std::size_t>(r + e)), st), B.getInt32(static_cast<std::uint32_t>(e)));
-      if ((st.elem == dtype::f16 || st.elem == dtype::bf16) && ws > 1) {  // f32 -> 16-bit pairs: one cvt a word
-        v = B.CreateBitCast(v, llvm::FixedVectorType::get(B.getInt32Ty(), static_cast<unsigned>(ws / 2)));
-        for (int e = 0; e < ws; e += 2)
-          if (llvm::Value* w = pack_16x2(x.regs.at(static_cast<std::size_t>(r + e)), x.regs.at(static_cast<std::size_t>(r + e + 1))))
-            v = B.CreateInsertElement(v, w, B.getInt32(static_cast<std::uint32_t>(e / 2)));
-      }
+      llvm::Value* v = storage_run(x, static_cast<std::size_t>(r), ws, st);  // before the address, in this order
       B.CreateAlignedStore(v, smem_at(offset(x.layout, r)), llvm::Align(static_cast<std::uint64_t>(ws * es)));
     }
     return nullptr;
   }, nullptr, "cvt.swizzled");
   barrier();
   DV out{to, {}, x.type};
+  auto* load_ty = llvm::FixedVectorType::get(mty, static_cast<unsigned>(wl));
   for (int r = 0; r < to.num_regs(); r += wl) {
-    llvm::Value* v = B.CreateAlignedLoad(vec_ty(wl), smem_at(offset(to, r)), llvm::Align(static_cast<std::uint64_t>(wl * es)));
+    llvm::Value* v = B.CreateAlignedLoad(load_ty, smem_at(offset(to, r)), llvm::Align(static_cast<std::uint64_t>(wl * es)));
     for (int e = 0; e < wl; ++e)
-      out.regs.push_back(S.from_storage(wl == 1 ? v : B.CreateExtractElement(v, B.getInt32(static_cast<std::uint32_t>(e))), st));
+      out.regs.push_back(S.from_storage(B.CreateExtractElement(v, B.getInt32(static_cast<std::uint32_t>(e))), st));
   }
   note_smem_read();
   return out;

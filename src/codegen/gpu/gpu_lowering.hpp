@@ -136,6 +136,9 @@ class GpuLowering {
   /// from f32 to f16 (or both to bf16, whose registers are the i16 of their bits): one
   /// cvt.rn.f16x2.f32 (cvt.rn.bf16x2.f32) of their sources; nullptr otherwise.
   llvm::Value* pack_16x2(llvm::Value* lo, llvm::Value* hi);
+  /// Registers r0 .. r0 + w - 1 of `val` as one vector of scalar type `st`'s storage, for a vector
+  /// store; f16 and bf16 (w even) as 32-bit words, each pair converted from f32 by one pack_16x2.
+  llvm::Value* storage_run(const DV& val, std::size_t r0, int w, const ir::Type& st);
   /// Global memory: a load or atomic after a store or atomic of the same program that may touch
   /// the same bytes waits at a barrier (the interpreter's whole-tile order: another thread of the
   /// CTA may have written the element — replicated layouts, different layouts of one buffer).

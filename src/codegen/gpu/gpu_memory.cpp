@@ -55,6 +55,20 @@ GlobalWrites GpuLowering::writes_global(const ir::Block& blk) const {
   return w;
 }
 
+llvm::Value* GpuLowering::storage_run(const DV& val, std::size_t r0, int w, const ir::Type& st) {
+  auto& B = b();
+  llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(S.storage_type(st), static_cast<unsigned>(w)));
+  for (int i = 0; i < w; ++i)
+    v = B.CreateInsertElement(v, S.to_storage(val.regs[r0 + static_cast<std::size_t>(i)], st), static_cast<std::uint64_t>(i));
+  if ((st.elem != dtype::f16 && st.elem != dtype::bf16) || w % 2) return v;
+  // words of two f32 -> 16-bit conversions: one cvt each
+  v = B.CreateBitCast(v, llvm::FixedVectorType::get(B.getInt32Ty(), static_cast<unsigned>(w / 2)));
+  for (int i = 0; i < w / 2; ++i)
+    if (llvm::Value* word = pack_16x2(val.regs[r0 + 2 * static_cast<std::size_t>(i)], val.regs[r0 + 2 * static_cast<std::size_t>(i) + 1]))
+      v = B.CreateInsertElement(v, word, static_cast<std::uint64_t>(i));
+  return v;
+}
+
 llvm::Value* GpuLowering::pack_16x2(llvm::Value* lo, llvm::Value* hi) {
   // f16: fptrunc float -> half; bf16 (stored as i16): bitcast of fptrunc float -> bfloat
   auto source = [](llvm::Value* v, llvm::Type*& to) -> llvm::Value* {
@@ -228,16 +242,8 @@ void GpuLowering::lower_memory(const ir::Op& op) {
         llvm::Value* m = mask ? mask->regs[r0] : nullptr;
         if (!all_write) m = m ? B.CreateAnd(m, writer) : writer;
         if (w > 1 && nw > 0) {
-          llvm::Value* ev = llvm::PoisonValue::get(llvm::FixedVectorType::get(st, static_cast<unsigned>(w)));
-          for (int i = 0; i < w; ++i)
-            ev = B.CreateInsertElement(ev, S.to_storage(val.regs[r0 + static_cast<std::size_t>(i)], vt), static_cast<std::uint64_t>(i));
           auto* vty = llvm::FixedVectorType::get(B.getInt32Ty(), static_cast<unsigned>(nw));
-          llvm::Value* vec = B.CreateBitCast(ev, vty);
-          if (vt.elem == dtype::f16 || vt.elem == dtype::bf16)  // words of two f32 -> 16-bit conversions: one cvt each
-            for (int i = 0; i < nw; ++i)
-              if (llvm::Value* word = pack_16x2(val.regs[r0 + 2 * static_cast<std::size_t>(i)],
-                                                 val.regs[r0 + 2 * static_cast<std::size_t>(i) + 1]))
-                vec = B.CreateInsertElement(vec, word, static_cast<std::uint64_t>(i));
+          llvm::Value* vec = B.CreateBitCast(storage_run(val, r0, w, vt), vty);
           if (!m) {
             llvm::Value* data = nw == 1 ? B.CreateExtractElement(vec, std::uint64_t{0}) : vec;
             B.CreateAlignedStore(data, global(addr), llvm::Align(static_cast<std::uint64_t>(w * es)));
