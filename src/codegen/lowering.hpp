@@ -158,6 +158,10 @@ class Lowering {
 
   /// One element of an elementwise op on register values (scalar.cpp).
   llvm::Value* scalar_op(const ir::Op& op, std::span<llvm::Value* const> in);
+  /// An elementwise op over many elements at once (`in[k][i]`: operand k of element i; an operand
+  /// with one value is the same for every element): the target's batch form (TargetHooks::
+  /// batch_fn) of an IEEE exp or division; empty where there is none (then scalar_op each).
+  std::vector<llvm::Value*> batch_op(const ir::Op& op, const std::vector<std::vector<llvm::Value*>>& in);
   /// Register value conversion between element types (cast semantics).
   llvm::Value* convert(llvm::Value* v, const ir::Type& from, const ir::Type& to);
   /// Float register values of dtype t to/from their compute type (f16/bf16 compute in f32).
@@ -182,6 +186,10 @@ class Lowering {
   /// values of the same type; else_fn may be null for "no value").
   llvm::Value* if_else(llvm::Value* cond, const std::function<llvm::Value*()>& then_fn,
                        const std::function<llvm::Value*()>& else_fn, const char* name = "if");
+  /// `fast` where `ok` holds, else what `slow()` emits in a block of its own, marked unlikely:
+  /// one branch for a batch of values (batch_fn's fallback).
+  std::vector<llvm::Value*> fast_or_slow(llvm::Value* ok, const std::vector<llvm::Value*>& fast,
+                                         const std::function<std::vector<llvm::Value*>()>& slow, const char* name);
 
   /// The byte range [lo, hi) an affine/uniform pointer tile's elements occupy (none for others).
   std::optional<std::pair<llvm::Value*, llvm::Value*>> byte_range(const TV& p);

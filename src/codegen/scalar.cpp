@@ -7,6 +7,7 @@
 #include "codegen/lowering.hpp"
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
 
 namespace tile::codegen {
 
@@ -152,6 +153,52 @@ llvm::Value* Lowering::if_else(llvm::Value* cond, const std::function<llvm::Valu
   phi->addIncoming(tv, tend);
   phi->addIncoming(ev, eend);
   return phi;
+}
+
+std::vector<llvm::Value*> Lowering::fast_or_slow(llvm::Value* ok, const std::vector<llvm::Value*>& fast,
+                                                const std::function<std::vector<llvm::Value*>()>& slow, const char* name) {
+  llvm::BasicBlock* from = b->GetInsertBlock();
+  auto* sb = llvm::BasicBlock::Create(ctx, std::string(name) + ".slow", fn);
+  auto* mb = llvm::BasicBlock::Create(ctx, std::string(name) + ".done", fn);
+  b->CreateCondBr(ok, mb, sb, llvm::MDBuilder(ctx).createLikelyBranchWeights());
+  b->SetInsertPoint(sb);
+  const std::vector<llvm::Value*> sv = slow();
+  llvm::BasicBlock* send = b->GetInsertBlock();
+  b->CreateBr(mb);
+  b->SetInsertPoint(mb);
+  std::vector<llvm::Value*> out;
+  for (std::size_t i = 0; i < fast.size(); ++i) {
+    llvm::PHINode* phi = b->CreatePHI(fast[i]->getType(), 2);
+    phi->addIncoming(fast[i], from);
+    phi->addIncoming(sv.at(i), send);
+    out.push_back(phi);
+  }
+  return out;
+}
+
+std::vector<llvm::Value*> Lowering::batch_op(const ir::Op& op, const std::vector<std::vector<llvm::Value*>>& in) {
+  const ir::Type& at = op.operand(0)->type;
+  const dtype e = at.elem;
+  const bool approx = !op.attrs.ints.empty() && op.attrs.ints[0] == 1;  // tl::fast_exp, tl::fast_div
+  if (at.ptr || !is_float(e) || approx || (op.kind != OpKind::exp && op.kind != OpKind::div)) return {};
+  std::size_t n = 0;
+  for (const auto& v : in) n = std::max(n, v.size());
+  if (n < 2) return {};
+  // compute-type operands; a value shared by elements stays one value (batch_fn groups by it)
+  std::vector<std::pair<llvm::Value*, llvm::Value*>> seen;
+  auto compute = [&](llvm::Value* v) {
+    for (const auto& [from, to] : seen)
+      if (from == v) return to;
+    seen.emplace_back(v, to_compute(v, e));
+    return seen.back().second;
+  };
+  std::vector<std::vector<llvm::Value*>> c(in.size());
+  for (std::size_t k = 0; k < in.size(); ++k)
+    for (std::size_t i = 0; i < n; ++i) c[k].push_back(compute(in[k].size() == 1 ? in[k][0] : in[k].at(i)));
+  std::vector<llvm::Value*> r = target.batch_fn(*this, static_cast<int>(op.kind), c[0],
+                                                c.size() > 1 ? std::span<llvm::Value* const>(c[1]) : std::span<llvm::Value* const>());
+  for (llvm::Value*& v : r) v = from_compute(v, e);
+  return r;
 }
 
 llvm::Value* Lowering::scalar_op(const ir::Op& op, std::span<llvm::Value* const> in) {

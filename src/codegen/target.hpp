@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,14 @@ class TargetHooks {
   /// for the IEEE operation (exp: the target's own).
   virtual llvm::Value* approx_fn(Lowering&, int /*ir::OpKind*/, llvm::Value* /*x*/, llvm::Value* /*y*/) const {
     return nullptr;
+  }
+  /// exp (y empty) or IEEE division x[i] / y[i] of compute-type floats over many elements at once
+  /// (a thread's registers of one op): the target's batch form, or empty to lower each element
+  /// on its own. The result must equal the per-element one bit for bit. NVPTX: a fast path for
+  /// the whole batch behind one range check, with the per-element form as its fallback.
+  virtual std::vector<llvm::Value*> batch_fn(Lowering&, int /*ir::OpKind*/, std::span<llvm::Value* const> /*x*/,
+                                             std::span<llvm::Value* const> /*y*/) const {
+    return {};
   }
   virtual void emit_fail(Lowering& L, const ir::Op& op, failure kind, llvm::Value* value) const = 0;
 };

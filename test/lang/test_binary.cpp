@@ -859,6 +859,55 @@ TEST_CASE("binary ops: fast_div and fast_sqrt (Triton's f32 `/` and tl.sqrt) wit
   CHECK(rq[2] == 2.f);
 }
 
+TEST_CASE("binary ops: x / d with one d for many elements (a scalar, a row's sum) is correctly rounded on both sides of the GPU's fast path's range") {
+  // NVIDIA: the elements of a thread that share a divisor share its reciprocal, behind one range
+  // check for all of them (nvptx_math.cpp, batch_div). The threads below mix the range's edges,
+  // special values and plain ones; each divisor is one program.
+  auto k = tile::kernel("div_shared", [](tl::ptr<float> a, tl::ptr<float> d, tl::ptr<float> q, tl::ptr<float> pos,
+                                         tl::ptr<float> s, tl::ptr<float> sums) {
+    auto o = tl::arange(0, 1024);
+    auto pid = tl::program_id(0);
+    tl::store(q + pid * 1024 + o, tl::load(a + o) / tl::load(d + pid));
+    auto y = tl::load(pos + pid * 1024 + o);
+    auto sum = tl::sum(y, 0);
+    tl::store(s + pid * 1024 + o, y / sum);
+    tl::store(sums + pid, sum);
+  });
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float fmax = std::numeric_limits<float>::max();
+  const std::vector<float> hd = {3.f, -7.f, 0.1f, 1.f, 1e-30f, 0x1p-124f, 0x1p-125f, 0x1p124f, 0x1p125f, 1e38f,
+                                 1e-40f, 0.f, -0.f, inf, -inf, nan, 1.5e-5f, 65504.f, -0x1.fffffep0f};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> mant(1.f, 2.f);
+  std::uniform_int_distribution<int> ex(-60, 60), sign(0, 1);
+  std::vector<float> ha(1024);
+  for (auto& v : ha) v = std::ldexp(mant(rng), ex(rng)) * (sign(rng) ? -1.f : 1.f);
+  const std::vector<float> edges = {0.f,        -0.f,       inf,          -inf,           nan,     0x1p-100f,
+                                    std::nextafter(0x1p-100f, 0.f),       -0x1p-100f,     1e-40f,  0x1p-149f,
+                                    3e38f,      fmax,       -fmax,        0x1p126f,       0x1p127f, 0x1p-126f,
+                                    1.f,        -1.f,       3.f,          0x1.fffffep0f,  1e-30f,  0x1p-24f};
+  for (std::size_t i = 0; i < edges.size(); ++i) ha[i * 37 % 1024] = edges[i];  // spread over threads
+  std::uniform_real_distribution<float> p(0.5f, 2.f);
+  std::vector<float> hp(1024 * hd.size());
+  for (auto& v : hp) v = p(rng);
+  auto a = dev().upload(ha), d = dev().upload(hd), pos = dev().upload(hp);
+  auto q = dev().alloc<float>(1024 * hd.size()), s = dev().alloc<float>(1024 * hd.size());
+  auto sums = dev().alloc<float>(hd.size());
+  REQUIRE(run([&] { k[{static_cast<unsigned>(hd.size())}](a, d, q, pos, s, sums); }));
+  if (!dev().computes()) return;
+  const auto rq = q.to_host(), rs = s.to_host(), rsum = sums.to_host();
+  auto same = [](float x, float y) { return (std::isnan(x) && std::isnan(y)) || std::bit_cast<std::uint32_t>(x) == std::bit_cast<std::uint32_t>(y); };
+  int bad = 0;
+  for (std::size_t j = 0; j < hd.size(); ++j)
+    for (std::size_t i = 0; i < 1024; ++i) {
+      const float want = ha[i] / hd[j], got = rq[j * 1024 + i];
+      if (!same(got, want) && ++bad <= 8) FAIL_CHECK(ha[i] << " / " << hd[j] << " gave " << got << ", not " << want);
+      const float want_s = hp[j * 1024 + i] / rsum[j], got_s = rs[j * 1024 + i];
+      if (!same(got_s, want_s) && ++bad <= 8) FAIL_CHECK(hp[j * 1024 + i] << " / " << rsum[j] << " gave " << got_s << ", not " << want_s);
+    }
+  CHECK(bad == 0);
+}
+
 TEST_CASE("fast_exp (Triton's tl.exp) within 2 ulp + |x|·2^-24 of exp, exact off the GPU; tile's exp within 2 ulp") {
   auto k = tile::kernel("fast_exp", [](tl::ptr<float> a, tl::ptr<float> fe, tl::ptr<float> e) {
     auto o = tl::arange(0, 1024);
@@ -874,6 +923,8 @@ TEST_CASE("fast_exp (Triton's tl.exp) within 2 ulp + |x|·2^-24 of exp, exact of
   // special values (tile's exp, every backend): ±inf, NaN, past overflow, below the smallest denormal
   const float inf = std::numeric_limits<float>::infinity();
   ha[5] = inf, ha[6] = -inf, ha[7] = std::numeric_limits<float>::quiet_NaN(), ha[8] = 89.5f, ha[9] = -104.f;
+  // the edges of the GPU's fast path for a whole thread's exp (|x log2 e| < 126: nvptx_math.cpp)
+  ha[10] = 87.33f, ha[11] = -87.33f, ha[12] = 87.34f, ha[13] = -87.34f, ha[14] = 1e-40f, ha[15] = -1e-40f;
   auto a = dev().upload(ha);
   auto fe = dev().alloc<float>(1024), e = dev().alloc<float>(1024);
   REQUIRE(run([&] { k[{1}](a, fe, e); }));

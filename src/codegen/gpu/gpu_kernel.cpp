@@ -190,14 +190,23 @@ void GpuLowering::lower_op(const ir::Op& op) {
   DV out{t.is_scalar() ? layout::scalar_layout(plan.num_warps) : plan.at(op.result()), {}, t};
   const std::size_t n = in.empty() ? 1 : in[0].regs.size();
   const std::size_t same = t.is_scalar() ? 1 : equal_registers(out.layout, op.result());
-  for (std::size_t r = 0; r < n; ++r) {
-    if (r % same) {  // proven equal to the first register of its run: computed once
-      out.regs.push_back(out.regs[r - r % same]);
-      continue;
-    }
+  auto args_of = [&](std::size_t r) {
     std::vector<llvm::Value*> args;
     for (const DV& d : in) args.push_back(d.regs.size() == 1 ? d.regs[0] : d.regs.at(r));
-    out.regs.push_back(S.scalar_op(op, args));
+    return args;
+  };
+  // exp and IEEE division: the target may compute the thread's registers as one batch
+  std::vector<std::vector<llvm::Value*>> batch_in(in.size());
+  for (std::size_t r = 0; r < n; r += same) {
+    const std::vector<llvm::Value*> a = args_of(r);
+    for (std::size_t k = 0; k < a.size(); ++k) batch_in[k].push_back(a[k]);
+  }
+  const std::vector<llvm::Value*> batch = S.batch_op(op, batch_in);
+  for (std::size_t r = 0; r < n; ++r) {
+    if (r % same)  // proven equal to the first register of its run: computed once
+      out.regs.push_back(out.regs[r - r % same]);
+    else
+      out.regs.push_back(batch.empty() ? S.scalar_op(op, args_of(r)) : batch.at(r / same));
   }
   set(op.result(), std::move(out));
 }

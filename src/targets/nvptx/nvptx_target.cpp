@@ -13,7 +13,6 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
-#include "codegen/gpu/exact_fmod.hpp"
 #include "codegen/lowering.hpp"
 #include "ir/ir.hpp"
 
@@ -217,28 +216,6 @@ void NvptxTarget::finish_kernel(codegen::Lowering& L, std::uint64_t) const {
       throw tile::error("the " + name() + " backend has no '" + f.getName().str() + "' (f64 transcendental functions need " +
                         "libdevice, which tile does not link yet) in kernel '" + (L.ir_fn ? L.ir_fn->name : std::string()) + "'",
                         L.ir_fn ? L.ir_fn->loc : src_loc{});
-}
-
-llvm::Value* NvptxTarget::float_rem(codegen::Lowering& L, llvm::Value* x, llvm::Value* y) const {
-  return codegen::gpu::exact_fmod(L, x, y);
-}
-
-llvm::Value* NvptxTarget::approx_fn(codegen::Lowering& L, int kind, llvm::Value* x, llvm::Value* y) const {
-  auto& b = *L.b;
-  if (!x->getType()->isFloatTy()) return nullptr;
-  switch (static_cast<OpKind>(kind)) {
-    case OpKind::div: {  // no intrinsic has div.full: at most 2 ulp for divisors in [2^-126, 2^126]
-      auto* f32 = b.getFloatTy();
-      auto* asm_fn = llvm::InlineAsm::get(llvm::FunctionType::get(f32, {f32, f32}, false), "div.full.f32 $0, $1, $2;",
-                                          "=f,f,f", /*hasSideEffects=*/false);
-      return b.CreateCall(asm_fn, {x, y});
-    }
-    case OpKind::sqrt: return b.CreateIntrinsic(llvm::Intrinsic::nvvm_sqrt_approx_f, {}, {x});
-    case OpKind::exp:  // Triton's: ex2.approx.f32 of the rounded product, nothing put back
-      return b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {},
-                               {b.CreateFMul(x, llvm::ConstantFP::get(b.getFloatTy(), 1.4426950216293335))});
-    default: return nullptr;
-  }
 }
 
 std::array<llvm::Value*, 4> NvptxTarget::mma_m16n8(codegen::Lowering& L, tile::dtype in, const std::array<llvm::Value*, 4>& a,
@@ -451,103 +428,6 @@ void NvptxTarget::cp_async_wait(codegen::Lowering& L, int pending) const {
   auto& b = *L.b;
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), {}, false);
   b.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_group " + std::to_string(pending) + ";", "~{memory}", true), {});
-}
-
-llvm::Value* NvptxTarget::math_fn(codegen::Lowering& L, int kind, llvm::Value* x) const {
-  auto& b = *L.b;
-  if (!x->getType()->isFloatTy()) return nullptr;
-  auto* f32 = b.getFloatTy();
-  auto C = [&](double v) { return llvm::ConstantFP::get(f32, v); };
-  auto ex2 = [&](llvm::Value* v) { return b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {}, {v}); };
-  auto lg2 = [&](llvm::Value* v) { return b.CreateIntrinsic(llvm::Intrinsic::nvvm_lg2_approx_f, {}, {v}); };
-  auto fma = [&](llvm::Value* p, llvm::Value* q, llvm::Value* r) { return b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {p, q, r}); };
-  auto finite = [&](llvm::Value* v) {
-    return b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v), C(std::numeric_limits<float>::infinity()));
-  };
-  // sin/cos.approx are accurate on [-pi, pi]: reduce by 2*pi in two parts
-  auto reduce_2pi = [&](llvm::Value* v) {
-    llvm::Value* k = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b.CreateFMul(v, C(0.15915494309189535)));
-    llvm::Value* r = fma(b.CreateFNeg(k), C(6.28318548202514648), v);
-    return fma(b.CreateFNeg(k), C(-1.7484556000744883e-07), r);
-  };
-  switch (static_cast<OpKind>(kind)) {
-    case OpKind::exp2: return ex2(x);
-    case OpKind::exp: {
-      // 2^y with y = x log2 e rounded, and the rounding put back: e^x = 2^y e^c with c = x - y ln 2
-      // (Cody and Waite: ln 2 in two parts, each product exact in its fma), so e^x ~ 2^y (1 + c);
-      // |c| < 2^-17 here, so c's own error and the dropped c^2/2 are far below an ulp. Where
-      // that fma is NaN, 2^y as it is: x = ±inf or NaN (c is NaN; 2^y is inf, 0 or NaN), and 2^y
-      // = inf times a negative c (x past ln FLT_MAX: inf is the answer). 2^y's denormals (y <
-      // -126) are refined like the rest; y <= -150 gives 0.
-      llvm::Value* y = b.CreateFMul(x, C(1.4426950216293335));
-      llvm::Value* minus_y = b.CreateFNeg(y);
-      llvm::Value* c = fma(minus_y, C(0.6931471824645996), x);  // float(ln 2): 0x3F317218
-      c = fma(minus_y, C(-1.9046542121259336e-09), c);  // ln 2 - float(ln 2): 0xB102E308
-      llvm::Value* r = ex2(y);
-      llvm::Value* refined = fma(r, c, r);
-      return b.CreateSelect(b.CreateFCmpUNO(refined, refined), r, refined);
-    }
-    case OpKind::log2:
-    case OpKind::log: {
-      // lg2.approx has an absolute error of about 2^-22, too much near 1 where log is small:
-      // there (|x - 1| < 1/16) a series in t = x - 1 (exact by Sterbenz's lemma) is used
-      const bool nat = static_cast<OpKind>(kind) == OpKind::log;
-      llvm::Value* t = b.CreateFSub(x, C(1.0));
-      llvm::Value* p = C(1.0 / 9);
-      for (double c : {-1.0 / 8, 1.0 / 7, -1.0 / 6, 1.0 / 5, -1.0 / 4, 1.0 / 3, -1.0 / 2, 1.0}) p = fma(p, t, C(c));
-      llvm::Value* near = b.CreateFMul(p, t);  // ln(1 + t)
-      if (!nat) near = b.CreateFMul(near, C(1.4426950408889634));
-      llvm::Value* far = nat ? b.CreateFMul(lg2(x), C(0.6931471805599453)) : lg2(x);
-      llvm::Value* close = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, t), C(0.0625));
-      return b.CreateSelect(close, near, far);
-    }
-    case OpKind::sin:
-    case OpKind::cos: {
-      // |x| >= 8192 (finite): Payne–Hanek, exact to about 2^-37 for every float. x = M·2^E (M the
-      // 24-bit significand), so frac(x / 2π) = frac(M · frac(2^E / 2π)); frac(2^E / 2π) to 64
-      // bits is a window of 1/(2π)'s binary expansion (T below, 202 bits after the point) and
-      // the low 64 bits of M · window are frac(x / 2π) · 2^64 (as a signed number: [-1/2, 1/2)).
-      auto reduce_large = [&]() -> llvm::Value* {
-        auto* i32 = b.getInt32Ty();
-        auto* i64 = b.getInt64Ty();
-        auto* i256 = b.getIntNTy(256);
-        llvm::Value* u = b.CreateBitCast(x, i32);
-        llvm::Value* e = b.CreateSub(b.CreateAnd(b.CreateLShr(u, 23), 0xff), b.getInt32(150));
-        llvm::Value* m = b.CreateOr(b.CreateAnd(u, 0x7fffff), 0x800000);
-        const llvm::APInt t(256, "a2f9836e4e441529fc2757d1f534ddc0db6295993c439041fe", 16);  // floor(2^202 / 2π)
-        llvm::Value* shift = b.CreateZExt(b.CreateSub(b.getInt32(138), e), i256);  // 138 - E in [34, 148]
-        llvm::Value* w = b.CreateTrunc(b.CreateLShr(llvm::ConstantInt::get(i256, t), shift), i64);
-        llvm::Value* f = b.CreateMul(b.CreateZExt(m, i64), w);
-        llvm::Value* r = b.CreateFPTrunc(
-            b.CreateFMul(b.CreateSIToFP(f, b.getDoubleTy()), llvm::ConstantFP::get(b.getDoubleTy(), 6.283185307179586 / 18446744073709551616.0)),
-            f32);
-        return b.CreateSelect(b.CreateICmpSLT(u, b.getInt32(0)), b.CreateFNeg(r), r);
-      };
-      llvm::Value* large = b.CreateAnd(finite(x), b.CreateFCmpOGE(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), C(8192.0)));
-      llvm::Value* a = L.if_else(large, reduce_large, [&] { return reduce_2pi(x); }, "trig");
-      return b.CreateIntrinsic(static_cast<OpKind>(kind) == OpKind::sin ? llvm::Intrinsic::nvvm_sin_approx_f
-                                                                        : llvm::Intrinsic::nvvm_cos_approx_f,
-                               {}, {a});
-    }
-    case OpKind::erf: {
-      // |x| < 0.5: Maclaurin series; else Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7)
-      llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-      llvm::Value* x2 = b.CreateFMul(x, x);
-      llvm::Value* s = C(-1.0 / 1320);
-      for (double c : {1.0 / 216, -1.0 / 42, 1.0 / 10, -1.0 / 3, 1.0}) s = fma(s, x2, C(c));
-      llvm::Value* small = b.CreateFMul(b.CreateFMul(x, C(1.1283791670955126)), s);
-      llvm::Value* t = b.CreateFDiv(C(1.0), fma(C(0.3275911), ax, C(1.0)));
-      llvm::Value* p = C(1.061405429);
-      for (double c : {-1.453152027, 1.421413741, -0.284496736, 0.254829592}) p = fma(p, t, C(c));
-      p = b.CreateFMul(p, t);
-      llvm::Value* e = ex2(b.CreateFMul(b.CreateFNeg(x2), C(1.4426950408889634)));
-      llvm::Value* big = b.CreateFSub(C(1.0), b.CreateFMul(p, e));
-      big = b.CreateIntrinsic(llvm::Intrinsic::copysign, {f32}, {big, x});
-      llvm::Value* r = b.CreateSelect(b.CreateFCmpOLT(ax, C(0.5)), small, big);
-      return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
-    }
-    default: return nullptr;
-  }
 }
 
 }  // namespace tile::targets::nvptx

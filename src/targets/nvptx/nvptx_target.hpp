@@ -40,6 +40,9 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   llvm::Value* float_rem(codegen::Lowering& L, llvm::Value* x, llvm::Value* y) const override;
   /// f32 only: div.full.f32 (Triton's `/`), sqrt.approx.f32 (Triton's tl.sqrt).
   llvm::Value* approx_fn(codegen::Lowering& L, int kind, llvm::Value* x, llvm::Value* y) const override;
+  /// exp and IEEE division (by a shared divisor) of f32 batches: nvptx_math.cpp.
+  std::vector<llvm::Value*> batch_fn(codegen::Lowering& L, int kind, std::span<llvm::Value* const> x,
+                                     std::span<llvm::Value* const> y) const override;
 
   std::array<llvm::Value*, 4> mma_m16n8(codegen::Lowering& L, tile::dtype in, const std::array<llvm::Value*, 4>& a,
                                         const std::array<llvm::Value*, 2>& b,
@@ -75,6 +78,9 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   void printf(codegen::Lowering& L, const std::string& fmt, const std::vector<llvm::Value*>& args) const override;
 
  private:
+  std::vector<llvm::Value*> batch_exp(codegen::Lowering& L, std::span<llvm::Value* const> x) const;
+  std::vector<llvm::Value*> batch_div(codegen::Lowering& L, std::span<llvm::Value* const> x,
+                                      std::span<llvm::Value* const> y) const;
   arch arch_;
   int num_warps_;
   unsigned tensor_maps_ = 0;

@@ -1,0 +1,250 @@
+// src/targets/nvptx/nvptx_math.cpp — layer: targets (nvptx). The float math NVPTX computes
+// itself (TargetHooks::math_fn, float_rem, approx_fn, batch_fn; see nvptx_target.hpp):
+//   - exp, log, sin, cos, erf on f32, from PTX's approximate instructions with their errors put
+//     back (LANGUAGE.md gives each one's bound);
+//   - tl::fast_div / fast_sqrt / fast_exp: the approximate instructions as Triton uses them;
+//   - exp and IEEE division over a thread's registers at once: a fast path for the whole batch
+//     behind one range check, bit for bit the per-element result, with that form as fallback.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "codegen/gpu/exact_fmod.hpp"
+#include "codegen/lowering.hpp"
+#include "ir/ir.hpp"
+#include "targets/nvptx/nvptx_target.hpp"
+
+namespace tile::targets::nvptx {
+
+using ir::OpKind;
+
+namespace {
+
+llvm::Value* fma32(codegen::Builder& b, llvm::Value* p, llvm::Value* q, llvm::Value* r) {
+  return b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {p, q, r});
+}
+
+/// exp(x) = 2^y e^c: y = x log2 e rounded, c = x - y ln 2 (Cody and Waite: ln 2 in two parts,
+/// each product exact in its fma), so e^x ~ 2^y (1 + c) with |c| < 2^-17 for finite y.
+std::pair<llvm::Value*, llvm::Value*> exp_parts(codegen::Builder& b, llvm::Value* x) {
+  auto C = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
+  llvm::Value* y = b.CreateFMul(x, C(1.4426950216293335));
+  llvm::Value* minus_y = b.CreateFNeg(y);
+  llvm::Value* c = fma32(b, minus_y, C(0.6931471824645996), x);  // float(ln 2): 0x3F317218
+  return {y, fma32(b, minus_y, C(-1.9046542121259336e-09), c)};  // ln 2 - float(ln 2): 0xB102E308
+}
+
+}  // namespace
+
+llvm::Value* NvptxTarget::math_fn(codegen::Lowering& L, int kind, llvm::Value* x) const {
+  auto& b = *L.b;
+  if (!x->getType()->isFloatTy()) return nullptr;
+  auto* f32 = b.getFloatTy();
+  auto C = [&](double v) { return llvm::ConstantFP::get(f32, v); };
+  auto ex2 = [&](llvm::Value* v) { return b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {}, {v}); };
+  auto lg2 = [&](llvm::Value* v) { return b.CreateIntrinsic(llvm::Intrinsic::nvvm_lg2_approx_f, {}, {v}); };
+  auto fma = [&](llvm::Value* p, llvm::Value* q, llvm::Value* r) { return b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {p, q, r}); };
+  auto finite = [&](llvm::Value* v) {
+    return b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v), C(std::numeric_limits<float>::infinity()));
+  };
+  // sin/cos.approx are accurate on [-pi, pi]: reduce by 2*pi in two parts
+  auto reduce_2pi = [&](llvm::Value* v) {
+    llvm::Value* k = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b.CreateFMul(v, C(0.15915494309189535)));
+    llvm::Value* r = fma(b.CreateFNeg(k), C(6.28318548202514648), v);
+    return fma(b.CreateFNeg(k), C(-1.7484556000744883e-07), r);
+  };
+  switch (static_cast<OpKind>(kind)) {
+    case OpKind::exp2: return ex2(x);
+    case OpKind::exp: {
+      // 2^y with y = x log2 e rounded, and the rounding put back: e^x = 2^y e^c with c = x - y ln 2
+      // (Cody and Waite: ln 2 in two parts, each product exact in its fma), so e^x ~ 2^y (1 + c);
+      // |c| < 2^-17 here, so c's own error and the dropped c^2/2 are far below an ulp. Where
+      // that fma is NaN, 2^y as it is: x = ±inf or NaN (c is NaN; 2^y is inf, 0 or NaN), and 2^y
+      // = inf times a negative c (x past ln FLT_MAX: inf is the answer). 2^y's denormals (y <
+      // -126) are refined like the rest; y <= -150 gives 0.
+      const auto [y, c] = exp_parts(b, x);
+      llvm::Value* r = ex2(y);
+      llvm::Value* refined = fma(r, c, r);
+      return b.CreateSelect(b.CreateFCmpUNO(refined, refined), r, refined);
+    }
+    case OpKind::log2:
+    case OpKind::log: {
+      // lg2.approx has an absolute error of about 2^-22, too much near 1 where log is small:
+      // there (|x - 1| < 1/16) a series in t = x - 1 (exact by Sterbenz's lemma) is used
+      const bool nat = static_cast<OpKind>(kind) == OpKind::log;
+      llvm::Value* t = b.CreateFSub(x, C(1.0));
+      llvm::Value* p = C(1.0 / 9);
+      for (double c : {-1.0 / 8, 1.0 / 7, -1.0 / 6, 1.0 / 5, -1.0 / 4, 1.0 / 3, -1.0 / 2, 1.0}) p = fma(p, t, C(c));
+      llvm::Value* near = b.CreateFMul(p, t);  // ln(1 + t)
+      if (!nat) near = b.CreateFMul(near, C(1.4426950408889634));
+      llvm::Value* far = nat ? b.CreateFMul(lg2(x), C(0.6931471805599453)) : lg2(x);
+      llvm::Value* close = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, t), C(0.0625));
+      return b.CreateSelect(close, near, far);
+    }
+    case OpKind::sin:
+    case OpKind::cos: {
+      // |x| >= 8192 (finite): Payne–Hanek, exact to about 2^-37 for every float. x = M·2^E (M the
+      // 24-bit significand), so frac(x / 2π) = frac(M · frac(2^E / 2π)); frac(2^E / 2π) to 64
+      // bits is a window of 1/(2π)'s binary expansion (T below, 202 bits after the point) and
+      // the low 64 bits of M · window are frac(x / 2π) · 2^64 (as a signed number: [-1/2, 1/2)).
+      auto reduce_large = [&]() -> llvm::Value* {
+        auto* i32 = b.getInt32Ty();
+        auto* i64 = b.getInt64Ty();
+        auto* i256 = b.getIntNTy(256);
+        llvm::Value* u = b.CreateBitCast(x, i32);
+        llvm::Value* e = b.CreateSub(b.CreateAnd(b.CreateLShr(u, 23), 0xff), b.getInt32(150));
+        llvm::Value* m = b.CreateOr(b.CreateAnd(u, 0x7fffff), 0x800000);
+        const llvm::APInt t(256, "a2f9836e4e441529fc2757d1f534ddc0db6295993c439041fe", 16);  // floor(2^202 / 2π)
+        llvm::Value* shift = b.CreateZExt(b.CreateSub(b.getInt32(138), e), i256);  // 138 - E in [34, 148]
+        llvm::Value* w = b.CreateTrunc(b.CreateLShr(llvm::ConstantInt::get(i256, t), shift), i64);
+        llvm::Value* f = b.CreateMul(b.CreateZExt(m, i64), w);
+        llvm::Value* r = b.CreateFPTrunc(
+            b.CreateFMul(b.CreateSIToFP(f, b.getDoubleTy()), llvm::ConstantFP::get(b.getDoubleTy(), 6.283185307179586 / 18446744073709551616.0)),
+            f32);
+        return b.CreateSelect(b.CreateICmpSLT(u, b.getInt32(0)), b.CreateFNeg(r), r);
+      };
+      llvm::Value* large = b.CreateAnd(finite(x), b.CreateFCmpOGE(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), C(8192.0)));
+      llvm::Value* a = L.if_else(large, reduce_large, [&] { return reduce_2pi(x); }, "trig");
+      return b.CreateIntrinsic(static_cast<OpKind>(kind) == OpKind::sin ? llvm::Intrinsic::nvvm_sin_approx_f
+                                                                        : llvm::Intrinsic::nvvm_cos_approx_f,
+                               {}, {a});
+    }
+    case OpKind::erf: {
+      // |x| < 0.5: Maclaurin series; else Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7)
+      llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+      llvm::Value* x2 = b.CreateFMul(x, x);
+      llvm::Value* s = C(-1.0 / 1320);
+      for (double c : {1.0 / 216, -1.0 / 42, 1.0 / 10, -1.0 / 3, 1.0}) s = fma(s, x2, C(c));
+      llvm::Value* small = b.CreateFMul(b.CreateFMul(x, C(1.1283791670955126)), s);
+      llvm::Value* t = b.CreateFDiv(C(1.0), fma(C(0.3275911), ax, C(1.0)));
+      llvm::Value* p = C(1.061405429);
+      for (double c : {-1.453152027, 1.421413741, -0.284496736, 0.254829592}) p = fma(p, t, C(c));
+      p = b.CreateFMul(p, t);
+      llvm::Value* e = ex2(b.CreateFMul(b.CreateFNeg(x2), C(1.4426950408889634)));
+      llvm::Value* big = b.CreateFSub(C(1.0), b.CreateFMul(p, e));
+      big = b.CreateIntrinsic(llvm::Intrinsic::copysign, {f32}, {big, x});
+      llvm::Value* r = b.CreateSelect(b.CreateFCmpOLT(ax, C(0.5)), small, big);
+      return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
+    }
+    default: return nullptr;
+  }
+}
+
+llvm::Value* NvptxTarget::float_rem(codegen::Lowering& L, llvm::Value* x, llvm::Value* y) const {
+  return codegen::gpu::exact_fmod(L, x, y);
+}
+
+llvm::Value* NvptxTarget::approx_fn(codegen::Lowering& L, int kind, llvm::Value* x, llvm::Value* y) const {
+  auto& b = *L.b;
+  if (!x->getType()->isFloatTy()) return nullptr;
+  switch (static_cast<OpKind>(kind)) {
+    case OpKind::div: {  // no intrinsic has div.full: at most 2 ulp for divisors in [2^-126, 2^126]
+      auto* f32 = b.getFloatTy();
+      auto* asm_fn = llvm::InlineAsm::get(llvm::FunctionType::get(f32, {f32, f32}, false), "div.full.f32 $0, $1, $2;",
+                                          "=f,f,f", /*hasSideEffects=*/false);
+      return b.CreateCall(asm_fn, {x, y});
+    }
+    case OpKind::sqrt: return b.CreateIntrinsic(llvm::Intrinsic::nvvm_sqrt_approx_f, {}, {x});
+    case OpKind::exp:  // Triton's: ex2.approx.f32 of the rounded product, nothing put back
+      return b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {},
+                               {b.CreateFMul(x, llvm::ConstantFP::get(b.getFloatTy(), 1.4426950216293335))});
+    default: return nullptr;
+  }
+}
+
+std::vector<llvm::Value*> NvptxTarget::batch_fn(codegen::Lowering& L, int kind, std::span<llvm::Value* const> x,
+                                                std::span<llvm::Value* const> y) const {
+  if (x.empty() || !x[0]->getType()->isFloatTy()) return {};
+  switch (static_cast<OpKind>(kind)) {
+    case OpKind::exp: return batch_exp(L, x);
+    case OpKind::div: return batch_div(L, x, y);
+    default: return {};
+  }
+}
+
+std::vector<llvm::Value*> NvptxTarget::batch_exp(codegen::Lowering& L, std::span<llvm::Value* const> x) const {
+  // math_fn's exp without its two guards: where |y| < 126 for the whole batch, 2^y is a normal
+  // float (ex2.approx.ftz is then ex2.approx, without the scaling ptxas puts around it for
+  // denormal results) and 2^y (1 + c) cannot be NaN (no select). A NaN x passes (maxnum skips
+  // it) and gives NaN, as it should. 6 instructions an element where math_fn's form takes 10.
+  auto& b = *L.b;
+  std::vector<llvm::Value*> fast;
+  llvm::Value* largest = nullptr;  // max |y|
+  for (llvm::Value* v : x) {
+    const auto [y, c] = exp_parts(b, v);
+    llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {y});
+    fast.push_back(fma32(b, r, c, r));
+    llvm::Value* ay = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, y);
+    largest = largest ? b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, largest, ay) : ay;
+  }
+  llvm::Value* ok = b.CreateFCmpOLT(largest, llvm::ConstantFP::get(b.getFloatTy(), 126.0));
+  return L.fast_or_slow(ok, fast, [&] {
+    std::vector<llvm::Value*> slow;
+    for (llvm::Value* v : x) slow.push_back(math_fn(L, static_cast<int>(OpKind::exp), v));
+    return slow;
+  }, "exp");
+}
+
+std::vector<llvm::Value*> NvptxTarget::batch_div(codegen::Lowering& L, std::span<llvm::Value* const> x,
+                                                 std::span<llvm::Value* const> y) const {
+  // Elements that share a divisor d (a row's sum broadcast over the row, a scalar argument):
+  // one correctly rounded reciprocal r = rcp.rn(d), then per element q0 = a·r and one
+  // correction, q = q0 + (a - d·q0)·r with both steps in an fma. That is a/b correctly rounded
+  // (Markstein's correction with r = RN(1/d): Brisebarre, Muller and Raina, "Accelerating
+  // correctly rounded floating-point division when the divisor is known in advance", IEEE TC
+  // 2004; checked here against the CPU's division for every significand of a with 24 000
+  // divisors) provided nothing leaves the normal range: |d| in [2^-124, 2^124], |a| >= 2^-100
+  // (so a - d·q0 is exact) and |a/d| in [2^-124, 2^124]. The batch checks that with its
+  // smallest and largest |a| (NaN a passes: it gives NaN); 0, ±inf, NaN d, denormals and the
+  // rest take div.rn. 5 instructions an element where div.rn takes about 8 plus its own check.
+  auto& b = *L.b;
+  auto C = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
+  auto fabs = [&](llvm::Value* v) { return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v); };
+  auto minmax = [&](llvm::Intrinsic::ID id, llvm::Value* acc, llvm::Value* v) {
+    return acc ? b.CreateBinaryIntrinsic(id, acc, v) : v;
+  };
+  std::vector<std::pair<llvm::Value*, std::vector<std::size_t>>> groups;  // divisor, its elements
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == y[i]; });
+    if (g == groups.end()) groups.push_back({y[i], {i}});
+    else g->second.push_back(i);
+  }
+  if (std::none_of(groups.begin(), groups.end(), [](const auto& g) { return g.second.size() > 1; })) return {};
+  std::vector<llvm::Value*> out(x.size());
+  for (const auto& [d, elems] : groups) {
+    if (elems.size() == 1) {
+      out[elems[0]] = b.CreateFDiv(x[elems[0]], d);
+      continue;
+    }
+    llvm::Value* ad = fabs(d);
+    llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::nvvm_rcp_rn_f, {}, {d});
+    llvm::Value* minus_d = b.CreateFNeg(d);
+    std::vector<llvm::Value*> fast;
+    llvm::Value *smallest = nullptr, *largest = nullptr;  // min and max |a|
+    for (std::size_t i : elems) {
+      llvm::Value* q0 = b.CreateFMul(x[i], r);
+      fast.push_back(fma32(b, fma32(b, minus_d, q0, x[i]), r, q0));
+      smallest = minmax(llvm::Intrinsic::minnum, smallest, fabs(x[i]));
+      largest = minmax(llvm::Intrinsic::maxnum, largest, fabs(x[i]));
+    }
+    llvm::Value* lo = b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, C(0x1p-100), b.CreateFMul(ad, C(0x1p-124)));
+    llvm::Value* hi = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, C(0x1p126), b.CreateFMul(ad, C(0x1p124)));
+    llvm::Value* ok = b.CreateAnd(b.CreateAnd(b.CreateFCmpOGE(ad, C(0x1p-124)), b.CreateFCmpOLE(ad, C(0x1p124))),
+                                  b.CreateAnd(b.CreateFCmpOGE(smallest, lo), b.CreateFCmpOLE(largest, hi)));
+    std::vector<llvm::Value*> q = L.fast_or_slow(ok, fast, [&] {
+      std::vector<llvm::Value*> slow;
+      for (std::size_t i : elems) slow.push_back(b.CreateFDiv(x[i], d));
+      return slow;
+    }, "div");
+    for (std::size_t k = 0; k < elems.size(); ++k) out[elems[k]] = q[k];
+  }
+  return out;
+}
+
+}  // namespace tile::targets::nvptx
