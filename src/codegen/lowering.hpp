@@ -186,9 +186,10 @@ class Lowering {
   /// values of the same type; else_fn may be null for "no value").
   llvm::Value* if_else(llvm::Value* cond, const std::function<llvm::Value*()>& then_fn,
                        const std::function<llvm::Value*()>& else_fn, const char* name = "if");
-  /// `fast` where `ok` holds, else what `slow()` emits in a block of its own, marked unlikely:
-  /// one branch for a batch of values (batch_fn's fallback).
-  std::vector<llvm::Value*> fast_or_slow(llvm::Value* ok, const std::vector<llvm::Value*>& fast,
+  /// What `fast()` emits where `ok` holds, else what `slow()` emits (marked unlikely), each in a
+  /// block of its own: one branch for a batch of values (batch_fn's fallback). Only the inputs
+  /// live across the branch, not two sets of results.
+  std::vector<llvm::Value*> fast_or_slow(llvm::Value* ok, const std::function<std::vector<llvm::Value*>()>& fast,
                                          const std::function<std::vector<llvm::Value*>()>& slow, const char* name);
 
   /// The byte range [lo, hi) an affine/uniform pointer tile's elements occupy (none for others).

@@ -155,21 +155,26 @@ llvm::Value* Lowering::if_else(llvm::Value* cond, const std::function<llvm::Valu
   return phi;
 }
 
-std::vector<llvm::Value*> Lowering::fast_or_slow(llvm::Value* ok, const std::vector<llvm::Value*>& fast,
+std::vector<llvm::Value*> Lowering::fast_or_slow(llvm::Value* ok, const std::function<std::vector<llvm::Value*>()>& fast,
                                                 const std::function<std::vector<llvm::Value*>()>& slow, const char* name) {
-  llvm::BasicBlock* from = b->GetInsertBlock();
+  auto* fb = llvm::BasicBlock::Create(ctx, std::string(name) + ".fast", fn);
   auto* sb = llvm::BasicBlock::Create(ctx, std::string(name) + ".slow", fn);
   auto* mb = llvm::BasicBlock::Create(ctx, std::string(name) + ".done", fn);
-  b->CreateCondBr(ok, mb, sb, llvm::MDBuilder(ctx).createLikelyBranchWeights());
-  b->SetInsertPoint(sb);
-  const std::vector<llvm::Value*> sv = slow();
-  llvm::BasicBlock* send = b->GetInsertBlock();
-  b->CreateBr(mb);
+  b->CreateCondBr(ok, fb, sb, llvm::MDBuilder(ctx).createLikelyBranchWeights());
+  auto emit = [&](llvm::BasicBlock* at, const std::function<std::vector<llvm::Value*>()>& f) {
+    b->SetInsertPoint(at);
+    std::vector<llvm::Value*> v = f();
+    llvm::BasicBlock* end = b->GetInsertBlock();
+    b->CreateBr(mb);
+    return std::pair{std::move(v), end};
+  };
+  const auto [fv, fend] = emit(fb, fast);
+  const auto [sv, send] = emit(sb, slow);
   b->SetInsertPoint(mb);
   std::vector<llvm::Value*> out;
-  for (std::size_t i = 0; i < fast.size(); ++i) {
-    llvm::PHINode* phi = b->CreatePHI(fast[i]->getType(), 2);
-    phi->addIncoming(fast[i], from);
+  for (std::size_t i = 0; i < fv.size(); ++i) {
+    llvm::PHINode* phi = b->CreatePHI(fv[i]->getType(), 2);
+    phi->addIncoming(fv[i], fend);
     phi->addIncoming(sv.at(i), send);
     out.push_back(phi);
   }

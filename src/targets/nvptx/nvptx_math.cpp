@@ -162,29 +162,44 @@ std::vector<llvm::Value*> NvptxTarget::batch_fn(codegen::Lowering& L, int kind, 
                                                 std::span<llvm::Value* const> y) const {
   if (x.empty() || !x[0]->getType()->isFloatTy()) return {};
   switch (static_cast<OpKind>(kind)) {
-    case OpKind::exp: return batch_exp(L, x);
+    case OpKind::exp: {
+      // 16 at a time: ptxas interleaves a whole batch's temporaries, and at 32 a thread (softmax
+      // of 16384 columns on 16 warps) that took 65 registers where the per-element form took 64,
+      // one CTA an SM where there were two; in 16s it takes 62
+      std::vector<llvm::Value*> out;
+      for (std::size_t i = 0; i < x.size(); i += 16) {
+        const std::vector<llvm::Value*> part = batch_exp(L, x.subspan(i, std::min<std::size_t>(16, x.size() - i)));
+        out.insert(out.end(), part.begin(), part.end());
+      }
+      return out;
+    }
     case OpKind::div: return batch_div(L, x, y);
     default: return {};
   }
 }
 
 std::vector<llvm::Value*> NvptxTarget::batch_exp(codegen::Lowering& L, std::span<llvm::Value* const> x) const {
-  // math_fn's exp without its two guards: where |y| < 126 for the whole batch, 2^y is a normal
-  // float (ex2.approx.ftz is then ex2.approx, without the scaling ptxas puts around it for
-  // denormal results) and 2^y (1 + c) cannot be NaN (no select). A NaN x passes (maxnum skips
-  // it) and gives NaN, as it should. 6 instructions an element where math_fn's form takes 10.
+  // math_fn's exp without its two guards, where |x| < 87.3 for the whole batch: then |y| < 126,
+  // so 2^y is a normal float (ex2.approx.ftz is ex2.approx, without the scaling ptxas puts
+  // around it for denormal results) and 2^y (1 + c) cannot be NaN (no select). A NaN x passes
+  // (maxnum skips it) and gives NaN, as it should. 6 instructions an element with the check,
+  // where math_fn's form takes 10.
   auto& b = *L.b;
-  std::vector<llvm::Value*> fast;
-  llvm::Value* largest = nullptr;  // max |y|
+  llvm::Value* largest = nullptr;  // max |x|
   for (llvm::Value* v : x) {
-    const auto [y, c] = exp_parts(b, v);
-    llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {y});
-    fast.push_back(fma32(b, r, c, r));
-    llvm::Value* ay = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, y);
-    largest = largest ? b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, largest, ay) : ay;
+    llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v);
+    largest = largest ? b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, largest, ax) : ax;
   }
-  llvm::Value* ok = b.CreateFCmpOLT(largest, llvm::ConstantFP::get(b.getFloatTy(), 126.0));
-  return L.fast_or_slow(ok, fast, [&] {
+  llvm::Value* ok = b.CreateFCmpOLT(largest, llvm::ConstantFP::get(b.getFloatTy(), 87.3));
+  return L.fast_or_slow(ok, [&] {
+    std::vector<llvm::Value*> fast;
+    for (llvm::Value* v : x) {
+      const auto [y, c] = exp_parts(b, v);
+      llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {y});
+      fast.push_back(fma32(b, r, c, r));
+    }
+    return fast;
+  }, [&] {
     std::vector<llvm::Value*> slow;
     for (llvm::Value* v : x) slow.push_back(math_fn(L, static_cast<int>(OpKind::exp), v));
     return slow;
@@ -201,7 +216,7 @@ std::vector<llvm::Value*> NvptxTarget::batch_div(codegen::Lowering& L, std::span
   // 2004; checked here against the CPU's division for every significand of a with 24 000
   // divisors) provided nothing leaves the normal range: |d| in [2^-124, 2^124], |a| >= 2^-100
   // (so a - d·q0 is exact) and |a/d| in [2^-124, 2^124]. The batch checks that with its
-  // smallest and largest |a| (NaN a passes: it gives NaN); 0, ±inf, NaN d, denormals and the
+  // smallest and largest |a| first (NaN a passes: it gives NaN); 0, ±inf, NaN d, denormals and the
   // rest take div.rn. 5 instructions an element where div.rn takes about 8 plus its own check.
   auto& b = *L.b;
   auto C = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
@@ -223,13 +238,8 @@ std::vector<llvm::Value*> NvptxTarget::batch_div(codegen::Lowering& L, std::span
       continue;
     }
     llvm::Value* ad = fabs(d);
-    llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::nvvm_rcp_rn_f, {}, {d});
-    llvm::Value* minus_d = b.CreateFNeg(d);
-    std::vector<llvm::Value*> fast;
     llvm::Value *smallest = nullptr, *largest = nullptr;  // min and max |a|
     for (std::size_t i : elems) {
-      llvm::Value* q0 = b.CreateFMul(x[i], r);
-      fast.push_back(fma32(b, fma32(b, minus_d, q0, x[i]), r, q0));
       smallest = minmax(llvm::Intrinsic::minnum, smallest, fabs(x[i]));
       largest = minmax(llvm::Intrinsic::maxnum, largest, fabs(x[i]));
     }
@@ -237,7 +247,16 @@ std::vector<llvm::Value*> NvptxTarget::batch_div(codegen::Lowering& L, std::span
     llvm::Value* hi = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, C(0x1p126), b.CreateFMul(ad, C(0x1p124)));
     llvm::Value* ok = b.CreateAnd(b.CreateAnd(b.CreateFCmpOGE(ad, C(0x1p-124)), b.CreateFCmpOLE(ad, C(0x1p124))),
                                   b.CreateAnd(b.CreateFCmpOGE(smallest, lo), b.CreateFCmpOLE(largest, hi)));
-    std::vector<llvm::Value*> q = L.fast_or_slow(ok, fast, [&] {
+    std::vector<llvm::Value*> q = L.fast_or_slow(ok, [&] {
+      llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::nvvm_rcp_rn_f, {}, {d});
+      llvm::Value* minus_d = b.CreateFNeg(d);
+      std::vector<llvm::Value*> fast;
+      for (std::size_t i : elems) {
+        llvm::Value* q0 = b.CreateFMul(x[i], r);
+        fast.push_back(fma32(b, fma32(b, minus_d, q0, x[i]), r, q0));
+      }
+      return fast;
+    }, [&] {
       std::vector<llvm::Value*> slow;
       for (std::size_t i : elems) slow.push_back(b.CreateFDiv(x[i], d));
       return slow;
