@@ -413,6 +413,13 @@ TEST_CASE("softmax: row reductions with butterfly shuffles, across warps through
   CHECK(count(ptx, "bar.sync") >= 2);
   CHECK(count(ptx, "ld.local") == 0);
   CHECK(count(ptx, "ex2.approx") >= 1);
+  // exp and the division by the row's sum as batches (nvptx_math.cpp): 8 elements a thread, so
+  // one fast path of exp (ex2.approx.ftz) behind one check, and one reciprocal of the sum shared
+  // by the 8 quotients; the per-element forms (ex2.approx with its scaling, div.rn) only on the
+  // fallback branches
+  CHECK(count(ptx, "ex2.approx.ftz.f32") == 8);
+  CHECK(count(ptx, "rcp.rn.f32") == 1);
+  CHECK(count(ptx, "div.rn.f32") == 8);
 }
 
 TEST_CASE("2-D: a row reduction broadcast back needs no layout conversion") {

@@ -210,14 +210,15 @@ std::vector<llvm::Value*> NvptxTarget::batch_div(codegen::Lowering& L, std::span
                                                  std::span<llvm::Value* const> y) const {
   // Elements that share a divisor d (a row's sum broadcast over the row, a scalar argument):
   // one correctly rounded reciprocal r = rcp.rn(d), then per element q0 = a·r and one
-  // correction, q = q0 + (a - d·q0)·r with both steps in an fma. That is a/b correctly rounded
+  // correction, q = q0 + (a - d·q0)·r with both steps in an fma. That is a/d correctly rounded
   // (Markstein's correction with r = RN(1/d): Brisebarre, Muller and Raina, "Accelerating
   // correctly rounded floating-point division when the divisor is known in advance", IEEE TC
-  // 2004; checked here against the CPU's division for every significand of a with 24 000
-  // divisors) provided nothing leaves the normal range: |d| in [2^-124, 2^124], |a| >= 2^-100
-  // (so a - d·q0 is exact) and |a/d| in [2^-124, 2^124]. The batch checks that with its
-  // smallest and largest |a| first (NaN a passes: it gives NaN); 0, ±inf, NaN d, denormals and the
-  // rest take div.rn. 5 instructions an element where div.rn takes about 8 plus its own check.
+  // 2004; tools/check-shared-divisor compares it with the CPU's division for every significand
+  // of a and found no mismatch with 133 048 divisors) provided nothing leaves the normal range:
+  // |d| in [2^-124, 2^124], |a| >= 2^-100 (so a - d·q0 is exact) and |a/d| in [2^-124, 2^124].
+  // The batch checks that first, with its smallest and largest |a| (a NaN a passes: it gives
+  // NaN); 0, ±inf, NaN, denormals and the rest take div.rn. 5 SASS instructions an element with
+  // the check, where div.rn takes 10 (a reciprocal of its own, FCHK and a branch each).
   auto& b = *L.b;
   auto C = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
   auto fabs = [&](llvm::Value* v) { return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v); };
