@@ -876,7 +876,8 @@ TEST_CASE("binary ops: x / d with one d for many elements (a scalar, a row's sum
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const float fmax = std::numeric_limits<float>::max();
   const std::vector<float> hd = {3.f, -7.f, 0.1f, 1.f, 1e-30f, 0x1p-124f, 0x1p-125f, 0x1p124f, 0x1p125f, 1e38f,
-                                 1e-40f, 0.f, -0.f, inf, -inf, nan, 1.5e-5f, 65504.f, -0x1.fffffep0f};
+                                 1e-40f, 0.f, -0.f, inf, -inf, nan, 1.5e-5f, 65504.f, -0x1.fffffep0f,
+                                 0x1p-24f, 0x1p24f, std::nextafter(0x1p-24f, 0.f), std::nextafter(0x1p24f, inf)};
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> mant(1.f, 2.f);
   std::uniform_int_distribution<int> ex(-60, 60), sign(0, 1);
@@ -885,7 +886,8 @@ TEST_CASE("binary ops: x / d with one d for many elements (a scalar, a row's sum
   const std::vector<float> edges = {0.f,        -0.f,       inf,          -inf,           nan,     0x1p-100f,
                                     std::nextafter(0x1p-100f, 0.f),       -0x1p-100f,     1e-40f,  0x1p-149f,
                                     3e38f,      fmax,       -fmax,        0x1p126f,       0x1p127f, 0x1p-126f,
-                                    1.f,        -1.f,       3.f,          0x1.fffffep0f,  1e-30f,  0x1p-24f};
+                                    1.f,        -1.f,       3.f,          0x1.fffffep0f,  1e-30f,  0x1p-24f,
+                                    0x1p100f,   std::nextafter(0x1p100f, inf),            -0x1p100f};
   for (std::size_t i = 0; i < edges.size(); ++i) ha[i * 37 % 1024] = edges[i];  // spread over threads
   std::uniform_real_distribution<float> p(0.5f, 2.f);
   std::vector<float> hp(1024 * hd.size());

@@ -422,6 +422,21 @@ TEST_CASE("softmax: row reductions with butterfly shuffles, across warps through
   CHECK(count(ptx, "div.rn.f32") == 8);
 }
 
+TEST_CASE("softmax on 16 warps: the warps' partials combine through one load and butterfly shuffles") {
+  dump_dir d;
+  auto dev = tile::device::get("null");
+  auto in = dev.alloc<float>(2 * 16384), out = dev.alloc<float>(2 * 16384);
+  softmax[{2}](out, in, 16384, "BLOCK"_c = 16384, "num_warps"_c = 16);
+  const std::string ptx = d.read("softmax", "ptx");
+  INFO(ptx);
+  // each reduction (max, sum): 5 lane steps, then lane l reads warp l mod 16's partial and 4
+  // more steps combine the 16 (gpu_reduce.cpp), where the fold in warp order read all 16
+  CHECK(count(ptx, "shfl.sync.bfly.b32") == 2 * (5 + 4));
+  CHECK(count(ptx, "ld.shared.f32") == 2);
+  CHECK(count(ptx, "ld.shared.v4") == 0);
+  CHECK(count(ptx, "ld.local") == 0);
+}
+
 TEST_CASE("2-D: a row reduction broadcast back needs no layout conversion") {
   dump_dir d;
   auto dev = tile::device::get("null");

@@ -215,8 +215,9 @@ std::vector<llvm::Value*> NvptxTarget::batch_div(codegen::Lowering& L, std::span
   // correctly rounded floating-point division when the divisor is known in advance", IEEE TC
   // 2004; tools/check-shared-divisor compares it with the CPU's division for every significand
   // of a and found no mismatch with 133 048 divisors) provided nothing leaves the normal range:
-  // |d| in [2^-124, 2^124], |a| >= 2^-100 (so a - d·q0 is exact) and |a/d| in [2^-124, 2^124].
-  // The batch checks that first, with its smallest and largest |a| (a NaN a passes: it gives
+  // |a| >= 2^-100 (so a - d·q0 is exact) and |a/d| in [2^-124, 2^124]. With |d| in [2^-24,
+  // 2^24] (a row's sum of up to 2^24 numbers in [0, 1] is) that holds for every |a| in [2^-100,
+  // 2^100]: the batch checks d and its smallest and largest |a| first (a NaN a passes: it gives
   // NaN); 0, ±inf, NaN, denormals and the rest take div.rn. 5 SASS instructions an element with
   // the check, where div.rn takes 10 (a reciprocal of its own, FCHK and a branch each).
   auto& b = *L.b;
@@ -244,10 +245,8 @@ std::vector<llvm::Value*> NvptxTarget::batch_div(codegen::Lowering& L, std::span
       smallest = minmax(llvm::Intrinsic::minnum, smallest, fabs(x[i]));
       largest = minmax(llvm::Intrinsic::maxnum, largest, fabs(x[i]));
     }
-    llvm::Value* lo = b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, C(0x1p-100), b.CreateFMul(ad, C(0x1p-124)));
-    llvm::Value* hi = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, C(0x1p126), b.CreateFMul(ad, C(0x1p124)));
-    llvm::Value* ok = b.CreateAnd(b.CreateAnd(b.CreateFCmpOGE(ad, C(0x1p-124)), b.CreateFCmpOLE(ad, C(0x1p124))),
-                                  b.CreateAnd(b.CreateFCmpOGE(smallest, lo), b.CreateFCmpOLE(largest, hi)));
+    llvm::Value* ok = b.CreateAnd(b.CreateAnd(b.CreateFCmpOGE(ad, C(0x1p-24)), b.CreateFCmpOLE(ad, C(0x1p24))),
+                                  b.CreateAnd(b.CreateFCmpOGE(smallest, C(0x1p-100)), b.CreateFCmpOLE(largest, C(0x1p100))));
     std::vector<llvm::Value*> q = L.fast_or_slow(ok, [&] {
       llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::nvvm_rcp_rn_f, {}, {d});
       llvm::Value* minus_d = b.CreateFNeg(d);
