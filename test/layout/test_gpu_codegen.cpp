@@ -403,12 +403,19 @@ TEST_CASE("a scan of a long row runs in parallel: shfl.sync.up across lanes, war
   CHECK(count(ptx, "ld.local") == 0);
 }
 
-TEST_CASE("softmax: row reductions with butterfly shuffles, across warps through shared memory") {
+namespace {
+/// The PTX of `softmax` above for 4 rows of n columns (BLOCK = n) on `warps` warps.
+std::string softmax_ptx(int n, int warps) {
   dump_dir d;
   auto dev = tile::device::get("null");
-  auto in = dev.alloc<float>(4 * 1024), out = dev.alloc<float>(4 * 1024);
-  softmax[{4}](out, in, 1024, "BLOCK"_c = 1024, "num_warps"_c = 4);
-  const std::string ptx = d.read("softmax", "ptx");
+  auto in = dev.alloc<float>(static_cast<std::size_t>(4 * n)), out = dev.alloc<float>(static_cast<std::size_t>(4 * n));
+  softmax[{4}](out, in, n, "BLOCK"_c = n, "num_warps"_c = warps);
+  return d.read("softmax", "ptx");
+}
+}  // namespace
+
+TEST_CASE("softmax: row reductions with butterfly shuffles, across warps through shared memory") {
+  const std::string ptx = softmax_ptx(1024, 4);
   CHECK(count(ptx, "shfl.sync.bfly.b32") == 10);  // 5 lane bits x (max, sum)
   CHECK(count(ptx, "bar.sync") >= 2);
   CHECK(count(ptx, "ld.local") == 0);
@@ -423,12 +430,7 @@ TEST_CASE("softmax: row reductions with butterfly shuffles, across warps through
 }
 
 TEST_CASE("softmax on 16 warps: the warps' partials combine through one load and butterfly shuffles") {
-  dump_dir d;
-  auto dev = tile::device::get("null");
-  auto in = dev.alloc<float>(2 * 16384), out = dev.alloc<float>(2 * 16384);
-  softmax[{2}](out, in, 16384, "BLOCK"_c = 16384, "num_warps"_c = 16);
-  const std::string ptx = d.read("softmax", "ptx");
-  INFO(ptx);
+  const std::string ptx = softmax_ptx(16384, 16);
   // each reduction (max, sum): 5 lane steps, then lane l reads warp l mod 16's partial and 4
   // more steps combine the 16 (gpu_reduce.cpp), where the fold in warp order read all 16
   CHECK(count(ptx, "shfl.sync.bfly.b32") == 2 * (5 + 4));
