@@ -1,8 +1,7 @@
 // src/codegen/gpu/gpu_reduce.cpp — layer: codegen (gpu). reduce and scan.
 //
 // reduce along axis a of operands in layout P (the result's layout is slice(P, a)):
-//   1. in the thread: the registers that differ only along a are combined, neighbours in order of
-//      a first, as a balanced tree (log2 deep, for the latency of a long row's chain);
+//   1. in the thread: the registers that differ only along a are combined, in order of a;
 //   2. across lanes: for each lane bit whose basis moves along a, a butterfly shuffle
 //      (shfl.sync.bfly) and a combine — afterwards every lane of the group holds the result;
 //   3. across warps (when warps split a): each warp's partial goes to shared memory, a barrier,
@@ -75,20 +74,13 @@ void GpuLowering::lower_reduce(const ir::Op& op) {
   for (int j = 0; j < nr; ++j) {
     auto& g = groups[static_cast<std::size_t>(j)];
     std::sort(g.begin(), g.end());
-    // a balanced tree over neighbours in order of a: log2(n) combines deep, not n - 1
-    std::vector<std::vector<llvm::Value*>> level;
-    for (const auto& [along, r] : g) {
+    std::vector<llvm::Value*> cur;
+    for (std::size_t i = 0; i < g.size(); ++i) {
       std::vector<llvm::Value*> x;
-      for (auto& d : in) x.push_back(d.regs.at(static_cast<std::size_t>(r)));
-      level.push_back(std::move(x));
+      for (auto& d : in) x.push_back(d.regs.at(static_cast<std::size_t>(g[i].second)));
+      cur = i == 0 ? x : combine(region, cur, x, types);
     }
-    while (level.size() > 1) {
-      std::vector<std::vector<llvm::Value*>> next;
-      for (std::size_t i = 0; i + 1 < level.size(); i += 2) next.push_back(combine(region, level[i], level[i + 1], types));
-      if (level.size() % 2) next.push_back(level.back());
-      level = std::move(next);
-    }
-    acc[static_cast<std::size_t>(j)] = level.at(0);
+    acc[static_cast<std::size_t>(j)] = cur;
   }
   // 2. across lanes
   for (std::size_t i = 0; i < P.lane.size(); ++i) {
