@@ -429,16 +429,6 @@ TEST_CASE("softmax: row reductions with butterfly shuffles, across warps through
   CHECK(count(ptx, "div.rn.f32") == 8);
 }
 
-TEST_CASE("softmax on 16 warps: the warps' partials combine through one load and butterfly shuffles") {
-  const std::string ptx = softmax_ptx(16384, 16);
-  // each reduction (max, sum): 5 lane steps, then lane l reads warp l mod 16's partial and 4
-  // more steps combine the 16 (gpu_reduce.cpp), where the fold in warp order read all 16
-  CHECK(count(ptx, "shfl.sync.bfly.b32") == 2 * (5 + 4));
-  CHECK(count(ptx, "ld.shared.f32") == 2);
-  CHECK(count(ptx, "ld.shared.v4") == 0);
-  CHECK(count(ptx, "ld.local") == 0);
-}
-
 TEST_CASE("2-D: a row reduction broadcast back needs no layout conversion") {
   dump_dir d;
   auto dev = tile::device::get("null");

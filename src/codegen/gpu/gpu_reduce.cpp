@@ -5,9 +5,7 @@
 //   2. across lanes: for each lane bit whose basis moves along a, a butterfly shuffle
 //      (shfl.sync.bfly) and a combine — afterwards every lane of the group holds the result;
 //   3. across warps (when warps split a): each warp's partial goes to shared memory, a barrier,
-//      and every thread combines the partials of its elements in order of the warp index; from 8
-//      warps on, where lanes hold the same result elements, each lane reads one warp's partial
-//      and butterfly shuffles combine them.
+//      and every thread combines the partials of its elements in order of the warp index.
 // The combine function is the op's region (sum, max, argmax's pair, a user's), inlined at each
 // step; like Triton's it is taken to be associative and commutative.
 // scan along a, rows that fit a thread (at most kScanSequentialRegs registers): the operands move
@@ -132,28 +130,7 @@ void GpuLowering::lower_reduce(const ir::Op& op) {
       for (std::size_t k = 0; k < n; ++k) B.CreateStore(S.to_storage(acc[static_cast<std::size_t>(j)][k], types[k]), slot(k, wa, f));
     }
     barrier();
-    // From 8 warps on, where the first log2(nwa) lane bits hold the same result elements (a row
-    // reduced to a scalar): lane l reads warp l mod nwa's partial and log2(nwa) butterfly
-    // shuffles combine them (16 warps: 1 load and 4 shuffles and combines, where the fold in warp
-    // order takes 4 vector loads and 15 combines a result register)
-    const int lbits = static_cast<int>(wbits.size());
-    bool by_lanes = nwa >= 8 && static_cast<std::size_t>(lbits) <= Rl.lane.size();
-    for (int i = 0; by_lanes && i < lbits; ++i)
-      by_lanes = std::all_of(Rl.lane[static_cast<std::size_t>(i)].begin(), Rl.lane[static_cast<std::size_t>(i)].end(),
-                             [](std::int64_t c) { return c == 0; });
-    for (int j = 0; by_lanes && j < nr; ++j) {
-      llvm::Value* f = flat(j);
-      llvm::Value* w = B.CreateAnd(lane, B.getInt32(static_cast<std::uint32_t>(nwa - 1)));
-      std::vector<llvm::Value*> cur;
-      for (std::size_t k = 0; k < n; ++k) cur.push_back(S.from_storage(B.CreateLoad(mty[k], slot(k, w, f)), types[k]));
-      for (int i = 0; i < lbits; ++i) {
-        std::vector<llvm::Value*> other;
-        for (llvm::Value* v : cur) other.push_back(shuffle_xor(v, 1 << i));
-        cur = combine(region, cur, other, types);
-      }
-      acc[static_cast<std::size_t>(j)] = cur;
-    }
-    for (int j = 0; !by_lanes && j < nr; ++j) {
+    for (int j = 0; j < nr; ++j) {
       llvm::Value* f = flat(j);
       std::vector<llvm::Value*> cur;
       for (int w = 0; w < nwa; ++w) {
