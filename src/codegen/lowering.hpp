@@ -191,6 +191,14 @@ class Lowering {
   /// live across the branch, not two sets of results.
   std::vector<llvm::Value*> fast_or_slow(llvm::Value* ok, const std::function<std::vector<llvm::Value*>()>& fast,
                                          const std::function<std::vector<llvm::Value*>()>& slow, const char* name);
+  /// What a batch's check proves about its results, for a later batch of the same thread: where
+  /// `ok` (i1) holds, |v| lies in [lo, hi] or v is NaN. batch_fn records them (exp's results) and
+  /// may use them in place of its own check (a division by a shared divisor of those results).
+  struct Bound {
+    llvm::Value* ok;
+    double lo, hi;
+  };
+  std::unordered_map<const llvm::Value*, Bound> bounds;
 
   /// The byte range [lo, hi) an affine/uniform pointer tile's elements occupy (none for others).
   std::optional<std::pair<llvm::Value*, llvm::Value*>> byte_range(const TV& p);

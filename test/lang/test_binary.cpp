@@ -910,6 +910,43 @@ TEST_CASE("binary ops: x / d with one d for many elements (a scalar, a row's sum
   CHECK(bad == 0);
 }
 
+TEST_CASE("binary ops: exp(x) / sum(exp(x)) is exp's results correctly divided, whichever checks the GPU skips") {
+  // NVIDIA: where a thread's exps had |x| < 69, the division of their results by a shared sum
+  // takes its fast path without checking the numerators (Lowering::bounds); rows below cross that
+  // edge, exp's own (87.3), the numerator range (2^-100: exp(-70)) and the divisor's (2^24)
+  auto k = tile::kernel("exp_div", [](tl::ptr<float> x, tl::ptr<float> e, tl::ptr<float> q, tl::ptr<float> sums) {
+    auto o = tl::program_id(0) * 1024 + tl::arange(0, 1024);
+    auto ex = tl::exp(tl::load(x + o));
+    auto sum = tl::sum(ex, 0);
+    tl::store(e + o, ex);
+    tl::store(q + o, ex / sum);
+    tl::store(sums + tl::program_id(0), sum);
+  });
+  std::mt19937 rng(9);
+  const std::vector<std::pair<float, float>> ranges = {{-20.f, 0.f}, {-68.9f, 0.f}, {-69.5f, -68.5f}, {-80.f, 0.f},
+                                                       {-87.f, -86.f}, {60.f, 68.9f}, {-2.f, 2.f}};
+  const auto rows = static_cast<unsigned>(ranges.size());
+  std::vector<float> hx(1024 * ranges.size());
+  for (std::size_t r = 0; r < ranges.size(); ++r) {
+    std::uniform_real_distribution<float> u(ranges[r].first, ranges[r].second);
+    for (std::size_t i = 0; i < 1024; ++i) hx[r * 1024 + i] = u(rng);
+  }
+  hx[6 * 1024 + 5] = -std::numeric_limits<float>::infinity();  // a masked column's exp: 0
+  hx[6 * 1024 + 700] = std::numeric_limits<float>::quiet_NaN();
+  auto x = dev().upload(hx);
+  auto e = dev().alloc<float>(hx.size()), q = dev().alloc<float>(hx.size()), sums = dev().alloc<float>(rows);
+  REQUIRE(run([&] { k[{rows}](x, e, q, sums); }));
+  if (!dev().computes()) return;
+  const auto re = e.to_host(), rq = q.to_host(), rs = sums.to_host();
+  int bad = 0;
+  for (std::size_t i = 0; i < hx.size(); ++i) {
+    const float want = re[i] / rs[i / 1024];
+    const bool same = (std::isnan(want) && std::isnan(rq[i])) || std::bit_cast<std::uint32_t>(want) == std::bit_cast<std::uint32_t>(rq[i]);
+    if (!same && ++bad <= 8) FAIL_CHECK("x = " << hx[i] << ": " << re[i] << " / " << rs[i / 1024] << " gave " << rq[i] << ", not " << want);
+  }
+  CHECK(bad == 0);
+}
+
 TEST_CASE("fast_exp (Triton's tl.exp) within 2 ulp + |x|·2^-24 of exp, exact off the GPU; tile's exp within 2 ulp") {
   auto k = tile::kernel("fast_exp", [](tl::ptr<float> a, tl::ptr<float> fe, tl::ptr<float> e) {
     auto o = tl::arange(0, 1024);

@@ -183,7 +183,8 @@ std::vector<llvm::Value*> NvptxTarget::batch_exp(codegen::Lowering& L, std::span
   // so 2^y is a normal float (ex2.approx.ftz is ex2.approx, without the scaling ptxas puts
   // around it for denormal results) and 2^y (1 + c) cannot be NaN (no select). A NaN x passes
   // (maxnum skips it) and gives NaN, as it should. 6 instructions an element with the check,
-  // where math_fn's form takes 10.
+  // where math_fn's form takes 10. Where |x| < 69 for the batch, its results lie in [2^-99.6,
+  // 2^99.6] (L.bounds): a division of them by a shared divisor needs no check of its own.
   auto& b = *L.b;
   llvm::Value* largest = nullptr;  // max |x|
   for (llvm::Value* v : x) {
@@ -191,7 +192,8 @@ std::vector<llvm::Value*> NvptxTarget::batch_exp(codegen::Lowering& L, std::span
     largest = largest ? b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, largest, ax) : ax;
   }
   llvm::Value* ok = b.CreateFCmpOLT(largest, llvm::ConstantFP::get(b.getFloatTy(), 87.3));
-  return L.fast_or_slow(ok, [&] {
+  llvm::Value* moderate = b.CreateFCmpOLT(largest, llvm::ConstantFP::get(b.getFloatTy(), 69.0));
+  std::vector<llvm::Value*> out = L.fast_or_slow(ok, [&] {
     std::vector<llvm::Value*> fast;
     for (llvm::Value* v : x) {
       const auto [y, c] = exp_parts(b, v);
@@ -204,6 +206,8 @@ std::vector<llvm::Value*> NvptxTarget::batch_exp(codegen::Lowering& L, std::span
     for (llvm::Value* v : x) slow.push_back(math_fn(L, static_cast<int>(OpKind::exp), v));
     return slow;
   }, "exp");
+  for (llvm::Value* v : out) L.bounds[v] = {moderate, 0x1p-100, 0x1p100};
+  return out;
 }
 
 std::vector<llvm::Value*> NvptxTarget::batch_div(codegen::Lowering& L, std::span<llvm::Value* const> x,
@@ -217,8 +221,9 @@ std::vector<llvm::Value*> NvptxTarget::batch_div(codegen::Lowering& L, std::span
   // of a and found no mismatch with 133 048 divisors) provided nothing leaves the normal range:
   // |a| >= 2^-100 (so a - d·q0 is exact) and |a/d| in [2^-124, 2^124]. With |d| in [2^-24,
   // 2^24] (a row's sum of up to 2^24 numbers in [0, 1] is) that holds for every |a| in [2^-100,
-  // 2^100]: the batch checks d and its smallest and largest |a| first (a NaN a passes: it gives
-  // NaN); 0, ±inf, NaN, denormals and the rest take div.rn. 5 SASS instructions an element with
+  // 2^100]: the batch checks d, and its smallest and largest |a| first (a NaN a passes: it gives
+  // NaN) unless an earlier batch's check proved that range (L.bounds: softmax's exps); 0, ±inf,
+  // NaN, denormals and the rest take div.rn. 5 SASS instructions an element with
   // the check, where div.rn takes 10 (a reciprocal of its own, FCHK and a branch each).
   auto& b = *L.b;
   auto C = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
@@ -240,13 +245,27 @@ std::vector<llvm::Value*> NvptxTarget::batch_div(codegen::Lowering& L, std::span
       continue;
     }
     llvm::Value* ad = fabs(d);
-    llvm::Value *smallest = nullptr, *largest = nullptr;  // min and max |a|
+    llvm::Value* ok = b.CreateAnd(b.CreateFCmpOGE(ad, C(0x1p-24)), b.CreateFCmpOLE(ad, C(0x1p24)));
+    // the numerators' range: what an earlier batch proved (softmax: exp's check), else checked here
+    std::vector<llvm::Value*> proofs;
     for (std::size_t i : elems) {
-      smallest = minmax(llvm::Intrinsic::minnum, smallest, fabs(x[i]));
-      largest = minmax(llvm::Intrinsic::maxnum, largest, fabs(x[i]));
+      auto f = L.bounds.find(x[i]);
+      if (f == L.bounds.end() || f->second.lo < 0x1p-100 || f->second.hi > 0x1p100) {
+        proofs.clear();
+        break;
+      }
+      if (std::find(proofs.begin(), proofs.end(), f->second.ok) == proofs.end()) proofs.push_back(f->second.ok);
     }
-    llvm::Value* ok = b.CreateAnd(b.CreateAnd(b.CreateFCmpOGE(ad, C(0x1p-24)), b.CreateFCmpOLE(ad, C(0x1p24))),
-                                  b.CreateAnd(b.CreateFCmpOGE(smallest, C(0x1p-100)), b.CreateFCmpOLE(largest, C(0x1p100))));
+    if (!proofs.empty()) {
+      for (llvm::Value* p : proofs) ok = b.CreateAnd(ok, p);
+    } else {
+      llvm::Value *smallest = nullptr, *largest = nullptr;  // min and max |a|
+      for (std::size_t i : elems) {
+        smallest = minmax(llvm::Intrinsic::minnum, smallest, fabs(x[i]));
+        largest = minmax(llvm::Intrinsic::maxnum, largest, fabs(x[i]));
+      }
+      ok = b.CreateAnd(ok, b.CreateAnd(b.CreateFCmpOGE(smallest, C(0x1p-100)), b.CreateFCmpOLE(largest, C(0x1p100))));
+    }
     std::vector<llvm::Value*> q = L.fast_or_slow(ok, [&] {
       llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::nvvm_rcp_rn_f, {}, {d});
       llvm::Value* minus_d = b.CreateFNeg(d);
