@@ -158,9 +158,11 @@ class Lowering {
 
   /// One element of an elementwise op on register values (scalar.cpp).
   llvm::Value* scalar_op(const ir::Op& op, std::span<llvm::Value* const> in);
-  /// An elementwise op over many elements at once (`in[k][i]`: operand k of element i; an operand
-  /// with one value is the same for every element): the target's batch form (TargetHooks::
-  /// batch_fn) of an IEEE exp or division; empty where there is none (then scalar_op each).
+  /// An IEEE exp or division of floats: an op batch_op may compute as a batch.
+  static bool has_batch_form(const ir::Op& op);
+  /// An elementwise op over many elements at once (`in[k][i]`: operand k of element i): the
+  /// target's batch form (TargetHooks::batch_fn) where the op has one (has_batch_form) and the
+  /// target too; empty otherwise (then scalar_op each).
   std::vector<llvm::Value*> batch_op(const ir::Op& op, const std::vector<std::vector<llvm::Value*>>& in);
   /// Register value conversion between element types (cast semantics).
   llvm::Value* convert(llvm::Value* v, const ir::Type& from, const ir::Type& to);
@@ -191,6 +193,11 @@ class Lowering {
   /// live across the branch, not two sets of results.
   std::vector<llvm::Value*> fast_or_slow(llvm::Value* ok, const std::function<std::vector<llvm::Value*>()>& fast,
                                          const std::function<std::vector<llvm::Value*>()>& slow, const char* name);
+  /// The two-way branch both build on: blocks name+then_name, name+else_name, name+end_name;
+  /// a phi for each position both sides return a value at.
+  std::vector<llvm::Value*> branch(llvm::Value* cond, const std::function<std::vector<llvm::Value*>()>& then_fn,
+                                   const std::function<std::vector<llvm::Value*>()>& else_fn, const char* name,
+                                   const char* then_name, const char* else_name, const char* end_name, bool likely);
   /// What a batch's check proves about its results, for a later batch of the same thread: where
   /// `ok` (i1) holds, |v| lies in [lo, hi] or v is NaN. batch_fn records them (exp's results) and
   /// may use them in place of its own check (a division by a shared divisor of those results).

@@ -133,62 +133,60 @@ llvm::Value* Lowering::min_max_num(llvm::Value* x, llvm::Value* y, bool is_min) 
   return b->CreateBinaryIntrinsic(is_min ? llvm::Intrinsic::minnum : llvm::Intrinsic::maxnum, x, y);
 }
 
-llvm::Value* Lowering::if_else(llvm::Value* cond, const std::function<llvm::Value*()>& then_fn,
-                               const std::function<llvm::Value*()>& else_fn, const char* name) {
-  auto* tb = llvm::BasicBlock::Create(ctx, std::string(name) + ".then", fn);
-  auto* eb = llvm::BasicBlock::Create(ctx, std::string(name) + ".else", fn);
-  auto* mb = llvm::BasicBlock::Create(ctx, std::string(name) + ".end", fn);
-  b->CreateCondBr(cond, tb, eb);
-  b->SetInsertPoint(tb);
-  llvm::Value* tv = then_fn();
-  llvm::BasicBlock* tend = b->GetInsertBlock();
-  b->CreateBr(mb);
-  b->SetInsertPoint(eb);
-  llvm::Value* ev = else_fn ? else_fn() : nullptr;
-  llvm::BasicBlock* eend = b->GetInsertBlock();
-  b->CreateBr(mb);
-  b->SetInsertPoint(mb);
-  if (!tv || !ev) return nullptr;
-  llvm::PHINode* phi = b->CreatePHI(tv->getType(), 2);
-  phi->addIncoming(tv, tend);
-  phi->addIncoming(ev, eend);
-  return phi;
-}
-
-std::vector<llvm::Value*> Lowering::fast_or_slow(llvm::Value* ok, const std::function<std::vector<llvm::Value*>()>& fast,
-                                                const std::function<std::vector<llvm::Value*>()>& slow, const char* name) {
-  auto* fb = llvm::BasicBlock::Create(ctx, std::string(name) + ".fast", fn);
-  auto* sb = llvm::BasicBlock::Create(ctx, std::string(name) + ".slow", fn);
-  auto* mb = llvm::BasicBlock::Create(ctx, std::string(name) + ".done", fn);
-  b->CreateCondBr(ok, fb, sb, llvm::MDBuilder(ctx).createLikelyBranchWeights());
+std::vector<llvm::Value*> Lowering::branch(llvm::Value* cond, const std::function<std::vector<llvm::Value*>()>& then_fn,
+                                          const std::function<std::vector<llvm::Value*>()>& else_fn, const char* name,
+                                          const char* then_name, const char* else_name, const char* end_name, bool likely) {
+  auto* tb = llvm::BasicBlock::Create(ctx, std::string(name) + then_name, fn);
+  auto* eb = llvm::BasicBlock::Create(ctx, std::string(name) + else_name, fn);
+  auto* mb = llvm::BasicBlock::Create(ctx, std::string(name) + end_name, fn);
+  b->CreateCondBr(cond, tb, eb, likely ? llvm::MDBuilder(ctx).createLikelyBranchWeights() : nullptr);
   auto emit = [&](llvm::BasicBlock* at, const std::function<std::vector<llvm::Value*>()>& f) {
     b->SetInsertPoint(at);
-    std::vector<llvm::Value*> v = f();
+    std::vector<llvm::Value*> v = f ? f() : std::vector<llvm::Value*>{};
     llvm::BasicBlock* end = b->GetInsertBlock();
     b->CreateBr(mb);
     return std::pair{std::move(v), end};
   };
-  const auto [fv, fend] = emit(fb, fast);
-  const auto [sv, send] = emit(sb, slow);
+  const auto [tv, tend] = emit(tb, then_fn);
+  const auto [ev, eend] = emit(eb, else_fn);
   b->SetInsertPoint(mb);
   std::vector<llvm::Value*> out;
-  for (std::size_t i = 0; i < fv.size(); ++i) {
-    llvm::PHINode* phi = b->CreatePHI(fv[i]->getType(), 2);
-    phi->addIncoming(fv[i], fend);
-    phi->addIncoming(sv.at(i), send);
+  for (std::size_t i = 0; i < tv.size() && i < ev.size(); ++i) {
+    llvm::PHINode* phi = b->CreatePHI(tv[i]->getType(), 2);
+    phi->addIncoming(tv[i], tend);
+    phi->addIncoming(ev[i], eend);
     out.push_back(phi);
   }
   return out;
 }
 
-std::vector<llvm::Value*> Lowering::batch_op(const ir::Op& op, const std::vector<std::vector<llvm::Value*>>& in) {
+llvm::Value* Lowering::if_else(llvm::Value* cond, const std::function<llvm::Value*()>& then_fn,
+                               const std::function<llvm::Value*()>& else_fn, const char* name) {
+  auto one = [](const std::function<llvm::Value*()>& f) -> std::function<std::vector<llvm::Value*>()> {
+    if (!f) return nullptr;
+    return [&f] {
+      llvm::Value* v = f();
+      return v ? std::vector<llvm::Value*>{v} : std::vector<llvm::Value*>{};
+    };
+  };
+  const std::vector<llvm::Value*> v = branch(cond, one(then_fn), one(else_fn), name, ".then", ".else", ".end", false);
+  return v.empty() ? nullptr : v[0];
+}
+
+std::vector<llvm::Value*> Lowering::fast_or_slow(llvm::Value* ok, const std::function<std::vector<llvm::Value*>()>& fast,
+                                                const std::function<std::vector<llvm::Value*>()>& slow, const char* name) {
+  return branch(ok, fast, slow, name, ".fast", ".slow", ".done", true);
+}
+
+bool Lowering::has_batch_form(const ir::Op& op) {
   const ir::Type& at = op.operand(0)->type;
-  const dtype e = at.elem;
   const bool approx = !op.attrs.ints.empty() && op.attrs.ints[0] == 1;  // tl::fast_exp, tl::fast_div
-  if (at.ptr || !is_float(e) || approx || (op.kind != OpKind::exp && op.kind != OpKind::div)) return {};
-  std::size_t n = 0;
-  for (const auto& v : in) n = std::max(n, v.size());
-  if (n < 2) return {};
+  return (op.kind == OpKind::exp || op.kind == OpKind::div) && !at.ptr && is_float(at.elem) && !approx;
+}
+
+std::vector<llvm::Value*> Lowering::batch_op(const ir::Op& op, const std::vector<std::vector<llvm::Value*>>& in) {
+  const dtype e = op.operand(0)->type.elem;
+  if (!has_batch_form(op) || in.at(0).size() < 2) return {};
   // compute-type operands; a value shared by elements stays one value (batch_fn groups by it)
   std::vector<std::pair<llvm::Value*, llvm::Value*>> seen;
   auto compute = [&](llvm::Value* v) {
@@ -199,7 +197,7 @@ std::vector<llvm::Value*> Lowering::batch_op(const ir::Op& op, const std::vector
   };
   std::vector<std::vector<llvm::Value*>> c(in.size());
   for (std::size_t k = 0; k < in.size(); ++k)
-    for (std::size_t i = 0; i < n; ++i) c[k].push_back(compute(in[k].size() == 1 ? in[k][0] : in[k].at(i)));
+    for (llvm::Value* v : in[k]) c[k].push_back(compute(v));
   std::vector<llvm::Value*> r = target.batch_fn(*this, static_cast<int>(op.kind), c[0],
                                                 c.size() > 1 ? std::span<llvm::Value* const>(c[1]) : std::span<llvm::Value* const>());
   for (llvm::Value*& v : r) v = from_compute(v, e);

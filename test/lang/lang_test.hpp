@@ -245,6 +245,11 @@ bool same(T got, T want) {
   }
 }
 
+/// Bit for bit the same float (so -0 and +0 differ), or both NaN.
+inline bool same_bits(float got, float want) {
+  return (std::isnan(got) && std::isnan(want)) || std::bit_cast<std::uint32_t>(got) == std::bit_cast<std::uint32_t>(want);
+}
+
 template <class T>
 std::string show(T v) {
   std::ostringstream os;

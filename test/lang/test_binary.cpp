@@ -898,14 +898,13 @@ TEST_CASE("binary ops: x / d with one d for many elements (a scalar, a row's sum
   REQUIRE(run([&] { k[{static_cast<unsigned>(hd.size())}](a, d, q, pos, s, sums); }));
   if (!dev().computes()) return;
   const auto rq = q.to_host(), rs = s.to_host(), rsum = sums.to_host();
-  auto same = [](float x, float y) { return (std::isnan(x) && std::isnan(y)) || std::bit_cast<std::uint32_t>(x) == std::bit_cast<std::uint32_t>(y); };
   int bad = 0;
   for (std::size_t j = 0; j < hd.size(); ++j)
     for (std::size_t i = 0; i < 1024; ++i) {
       const float want = ha[i] / hd[j], got = rq[j * 1024 + i];
-      if (!same(got, want) && ++bad <= 8) FAIL_CHECK(ha[i] << " / " << hd[j] << " gave " << got << ", not " << want);
+      if (!same_bits(got, want) && ++bad <= 8) FAIL_CHECK(ha[i] << " / " << hd[j] << " gave " << got << ", not " << want);
       const float want_s = hp[j * 1024 + i] / rsum[j], got_s = rs[j * 1024 + i];
-      if (!same(got_s, want_s) && ++bad <= 8) FAIL_CHECK(hp[j * 1024 + i] << " / " << rsum[j] << " gave " << got_s << ", not " << want_s);
+      if (!same_bits(got_s, want_s) && ++bad <= 8) FAIL_CHECK(hp[j * 1024 + i] << " / " << rsum[j] << " gave " << got_s << ", not " << want_s);
     }
   CHECK(bad == 0);
 }
@@ -941,8 +940,7 @@ TEST_CASE("binary ops: exp(x) / sum(exp(x)) is exp's results correctly divided, 
   int bad = 0;
   for (std::size_t i = 0; i < hx.size(); ++i) {
     const float want = re[i] / rs[i / 1024];
-    const bool same = (std::isnan(want) && std::isnan(rq[i])) || std::bit_cast<std::uint32_t>(want) == std::bit_cast<std::uint32_t>(rq[i]);
-    if (!same && ++bad <= 8) FAIL_CHECK("x = " << hx[i] << ": " << re[i] << " / " << rs[i / 1024] << " gave " << rq[i] << ", not " << want);
+    if (!same_bits(rq[i], want) && ++bad <= 8) FAIL_CHECK("x = " << hx[i] << ": " << re[i] << " / " << rs[i / 1024] << " gave " << rq[i] << ", not " << want);
   }
   CHECK(bad == 0);
 }

@@ -196,12 +196,15 @@ void GpuLowering::lower_op(const ir::Op& op) {
     return args;
   };
   // exp and IEEE division: the target may compute the thread's registers as one batch
-  std::vector<std::vector<llvm::Value*>> batch_in(in.size());
-  for (std::size_t r = 0; r < n; r += same) {
-    const std::vector<llvm::Value*> a = args_of(r);
-    for (std::size_t k = 0; k < a.size(); ++k) batch_in[k].push_back(a[k]);
+  std::vector<llvm::Value*> batch;
+  if (Lowering::has_batch_form(op)) {
+    std::vector<std::vector<llvm::Value*>> batch_in(in.size());
+    for (std::size_t r = 0; r < n; r += same) {
+      const std::vector<llvm::Value*> a = args_of(r);
+      for (std::size_t k = 0; k < a.size(); ++k) batch_in[k].push_back(a[k]);
+    }
+    batch = S.batch_op(op, batch_in);
   }
-  const std::vector<llvm::Value*> batch = S.batch_op(op, batch_in);
   for (std::size_t r = 0; r < n; ++r) {
     if (r % same)  // proven equal to the first register of its run: computed once
       out.regs.push_back(out.regs[r - r % same]);
