@@ -3,8 +3,8 @@
 // backend present (TILE_BACKEND picks another, e.g. null with TILE_TARGET=sm_90a to get the PTX
 // without a GPU). With no arguments it launches softmax once at N = 1024 (run-all runs every
 // bench executable: this one then only shows that it works).
-//   kernel_probe [softmax|layer_norm|add] [N] [num_warps (0: default)] [launches]
-// softmax: 4096 × N f32, BLOCK = next_pow2(N); layer_norm: 4096 × N f16, BLOCK = next_pow2(N);
+//   kernel_probe [softmax|softmax_fast|layer_norm|add] [N] [num_warps (0: default)] [launches]
+// softmax: 4096 × N f32, BLOCK = next_pow2(N) (softmax_fast: with Triton's numerics); layer_norm: 4096 × N f16, BLOCK = next_pow2(N);
 // add: N f32 elements, BLOCK 1024. num_warps defaults to the benches' choice for the shape.
 // With TILE_TRITON_KERNELS (bench/triton/_export_kernels.py) on the cuda backend, softmax and
 // layer_norm then launch Triton's compiled twin as often: `ncu -k regex:softmax` profiles both.
@@ -134,11 +134,11 @@ int main(int argc, char** argv) {
     const std::int64_t block = next_pow2(n), M = 4096;
     auto dev = tile::device::best();
     int warps = 4;
-    if (what == "softmax") warps = block >= 4096 ? 16 : block >= 2048 ? 8 : 4;
+    if (what == "softmax" || what == "softmax_fast") warps = block >= 4096 ? 16 : block >= 2048 ? 8 : 4;
     if (what == "layer_norm") warps = static_cast<int>(std::min<std::int64_t>(std::max<std::int64_t>(block / 256, 1), 8));
     if (argc > 3 && std::stoi(argv[3]) > 0) warps = std::stoi(argv[3]);  // 0: the default
-    if (what == "softmax") {
-      auto k = bench::make_softmax();
+    if (what == "softmax" || what == "softmax_fast") {
+      auto k = bench::make_softmax_numerics(what == "softmax_fast");
       auto x = dev.upload(values<float>(std::size_t(M * n), -4, 4)), y = dev.alloc<float>(std::size_t(M * n));
       for (int i = 0; i < launches; ++i)
         k[{std::uint32_t(M)}](y, x, std::int32_t(n), std::int32_t(n), "BLOCK"_c = block, "num_warps"_c = warps);
@@ -241,7 +241,7 @@ int main(int argc, char** argv) {
       for (int i = 0; i < launches; ++i)
         k[{std::uint32_t((n + 1023) / 1024)}](x, y, z, std::int32_t(n), "BLOCK"_c = 1024, "num_warps"_c = warps);
     } else {
-      std::fprintf(stderr, "kernel_probe: unknown kernel '%s' (softmax, layer_norm, add)\n", what.c_str());
+      std::fprintf(stderr, "kernel_probe: unknown kernel '%s' (softmax, softmax_fast, layer_norm, add)\n", what.c_str());
       return 2;
     }
     dev.synchronize();

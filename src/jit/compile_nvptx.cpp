@@ -2,6 +2,7 @@
 //   key -> memory cache -> disk cache (.ptx) -> [axis info -> layouts -> GPU lowering -> O3 -> PTX]
 // and for a device: key + device -> disk cache (.cubin) -> [PTX -> ptxas where present, else the driver JIT (cuLink) -> cubin]
 // -> cuModuleLoadData. A dump or timing switch bypasses the lookups and still stores results.
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -312,6 +313,23 @@ std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targ
   return k;
 }
 
+namespace {
+/// TILE_SMEM_CARVEOUT: the carveout (percent shared) tile's kernels prefer, -1 for the driver's
+/// choice. The default, 100, keeps L1 small: memory-bound kernels that stream their data (softmax,
+/// layer norm, a copy) move 1-2 % more bytes a second on an H100 with it than with the L1 the
+/// driver keeps for a kernel with little shared memory (bench/results/2026-11-26-h100-session12.md).
+int smem_carveout(const ir::Function& fn) {
+  const std::string v = env::get("TILE_SMEM_CARVEOUT");
+  if (v == "driver" || v == "-1") return -1;
+  int pct = -1;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), pct);
+  if (ec != std::errc() || end != v.data() + v.size() || pct < 0 || pct > 100)
+    throw tile::error("kernel '" + fn.name + "': TILE_SMEM_CARVEOUT=" + v + " is not a percentage from 0 to 100 or 'driver'",
+                      fn.loc);
+  return pct;
+}
+}  // namespace
+
 std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function> fn, drivers::cuda_driver& drv) {
   const auto& info = drv.info();
   targets::nvptx::arch a = targets::nvptx::arch_for_device(info.cc_major, info.cc_minor);
@@ -336,6 +354,7 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
   src.entry = entry_name(fn->name);
   src.kernel = fn->name;
   src.num_warps = fn->num_warps;
+  src.smem_carveout = smem_carveout(*fn);
   if (lookup) {
     if (auto hit = disk()->load(key, "cubin")) {
       ptx_kernel meta;

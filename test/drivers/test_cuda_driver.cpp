@@ -51,6 +51,7 @@ struct state {
   std::vector<int> options;
   int max_dynamic_shared = 48 * 1024;
   int set_dynamic_shared = -1;
+  int carveout = -1;  // CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT as set
   int num_regs = 32;
   // the last launch
   unsigned grid[3] = {}, block[3] = {}, shared = 0;
@@ -232,11 +233,13 @@ CUresult cuFuncGetAttribute(int* v, CUfunction_attribute a, CUfunction) {
     case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *v = 0; break;
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = std::min(1024, 65536 / s.num_regs / 32 * 32); break;
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = s.max_dynamic_shared - 1024; break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *v = s.carveout; break;
     default: return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
 }
 CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute a, int v) {
+  if (a == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT) return v < 0 || v > 100 ? CUDA_ERROR_INVALID_VALUE : (s.carveout = v, CUDA_SUCCESS);
   if (a != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) return CUDA_ERROR_INVALID_VALUE;
   return s.set_dynamic_shared = v, CUDA_SUCCESS;
 }
@@ -673,6 +676,16 @@ TEST_CASE("cuda driver (fake API): loading a module, the JIT logs and launch nee
   CHECK(m->static_shared_bytes == 1024);
   CHECK(fake::s.set_dynamic_shared == -1);  // no opt-in needed
   CHECK(fake::s.options.size() == 6);
+  CHECK(fake::s.carveout == -1);  // no carveout asked for: the driver's choice
+  CHECK(m->smem_carveout == -1);
+
+  SUBCASE("a carveout asked for is set on the function and read back") {
+    cuda_module_source src = ptx(kFakeVadd, "vadd", 8);
+    src.smem_carveout = 100;
+    auto c = d.load_module(src);
+    CHECK(fake::s.carveout == 100);
+    CHECK(c->smem_carveout == 100);
+  }
 
   SUBCASE("a JIT failure names the kernel and quotes the JIT's error log") {
     cuda_module_source src = ptx(kBrokenPtx, "broken");

@@ -6,6 +6,8 @@
 //    another buffer) works like a buffer; a host pointer, a null pointer and a range past the end
 //    of its allocation are refused at the adopt call's line
 //  - device::set_native_stream: a CUstream made outside tile receives the launches and copies
+//  - TILE_SMEM_CARVEOUT: the carveout tile's kernels prefer (100 unless it says otherwise, as
+//    the driver reports back); a value that is not a percentage names the switch and the kernel
 //  - bad launches: a grid over the device's limits, a kernel that needs more shared memory than
 //    the device has (a 256×256 f32 transpose: 263168 bytes through shared memory), buffers of
 //    two devices in one launch; after each, other kernels still launch and compute
@@ -20,8 +22,11 @@
 #include <tile/tile.hpp>
 #include <vector>
 
+#include <cstdlib>
+
 #include "drivers/cuda/cuda_driver.hpp"
 #include "runtime/device_impl.hpp"
+#include "runtime/kernel_access.hpp"
 
 using namespace tile::literals;
 
@@ -204,4 +209,38 @@ TEST_CASE("adopt on backends without foreign memory: the interpreter refuses, th
   auto out = cpu->adopt<float>(reinterpret_cast<std::uintptr_t>(dst.data()), 16);
   scale[{1}](in, out, 16, "BLOCK"_c = 16);
   CHECK(dst[15] == 2.0f);
+}
+
+TEST_CASE("cuda: kernels prefer the carveout TILE_SMEM_CARVEOUT says (100 by default); a bad value is a clear error") {
+  auto dev = cuda_or_skip();
+  if (!dev) return;
+  auto x = dev->alloc<float>(64), y = dev->alloc<float>(64);
+  auto carveout_of = [&](const auto& k) {
+    auto m = tile::detail::compiled_module(k, {x, y, 64}, {tile::named("BLOCK", 64)});
+    const auto* cm = dynamic_cast<const tile::drivers::cuda_module*>(m.get());
+    REQUIRE(cm != nullptr);
+    return cm->smem_carveout;
+  };
+  auto make = [](const char* name) {
+    return tile::kernel(name, [](tl::ptr<float> a, tl::ptr<float> b, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
+      auto offs = tl::arange(0, BLOCK);
+      tl::store(b + offs, tl::load(a + offs, offs < n) + 1.0f, offs < n);
+    });
+  };
+  CHECK(carveout_of(make("carveout_default")) == 100);
+  ::setenv("TILE_SMEM_CARVEOUT", "driver", 1);
+  CHECK(carveout_of(make("carveout_driver")) == -1);  // none set
+  ::setenv("TILE_SMEM_CARVEOUT", "25", 1);
+  CHECK(carveout_of(make("carveout_25")) == 25);
+  ::setenv("TILE_SMEM_CARVEOUT", "lots", 1);
+  auto bad = make("carveout_bad");
+  try {
+    bad[{1}](x, y, 64, "BLOCK"_c = 64);
+    FAIL("TILE_SMEM_CARVEOUT=lots must be refused");
+  } catch (const tile::error& e) {
+    CHECK(e.kernel() == "carveout_bad");
+    CHECK(contains(e.message(), "TILE_SMEM_CARVEOUT=lots"));
+  }
+  ::unsetenv("TILE_SMEM_CARVEOUT");
+  check_still_works(*dev);
 }

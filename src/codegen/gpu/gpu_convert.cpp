@@ -10,6 +10,7 @@
 // Where both layouts keep runs of elements along the last axis in a thread and rows are a
 // multiple of 128 bytes (an accumulator to the store's 16-byte layout), convert_swizzled moves
 // whole runs instead — vector stores and loads, rows unpadded, 16-byte chunks XOR-swizzled by row.
+#include <algorithm>
 #include <bit>
 
 #include "codegen/gpu/gpu_lowering.hpp"
@@ -30,20 +31,63 @@ llvm::Value* GpuLowering::thread_coord(const LinearLayout& l, int d) {
   if (auto it = thread_coords_.find(key); it != thread_coords_.end()) return it->second;
   auto* at = llvm::cast<llvm::Instruction>(thread_ip_);
   llvm::IRBuilder<> pb(at->getParent(), std::next(at->getIterator()));
+  // thread-index bit i (lane bits, then warp bits) adds bases[i] along d. Where every base is
+  // one bit and no two share it (blocked layouts), the coordinate is those bits of tid moved into
+  // place: one shift and AND per run (4·tid for a row of 4 floats a thread, not 2 ops a bit).
+  const std::vector<std::int64_t>& along = key;
+  std::vector<std::pair<int, int>> moves;
+  std::int64_t seen = 0;
+  bool single_bits = l.lane.size() == 5;  // tid's bits are lane's then warp's
+  for (std::size_t i = 0; i < along.size() && single_bits; ++i) {
+    const std::int64_t v = along[i];
+    if (!v) continue;
+    single_bits = std::has_single_bit(static_cast<std::uint64_t>(v)) && !(seen & v) && v <= (std::int64_t(1) << 30);
+    seen |= v;
+    moves.emplace_back(static_cast<int>(i), std::countr_zero(static_cast<std::uint64_t>(v)));
+  }
   llvm::Value* c = pb.getInt32(0);
-  auto add = [&](const std::vector<Coords>& bases, llvm::Value* id) {
-    for (std::size_t i = 0; i < bases.size(); ++i) {
-      const std::int64_t v = bases[i].empty() ? 0 : bases[i][ud];
-      if (!v) continue;
-      llvm::Value* bit = pb.CreateAnd(pb.CreateLShr(id, pb.getInt32(static_cast<std::uint32_t>(i))), pb.getInt32(1));
-      c = pb.CreateXor(c, pb.CreateMul(bit, pb.getInt32(static_cast<std::uint32_t>(v))));
-    }
-  };
-  add(l.lane, lane);
-  add(l.warp, warp);
-  if (llvm::isa<llvm::Instruction>(c)) thread_ip_ = c;  // the last instruction made: the next go after it
+  if (single_bits) {
+    c = gather_bits(pb, tid, std::move(moves), static_cast<int>(along.size()));
+  } else {  // each bit: (bit of lane or warp) · base, XORed
+    auto add = [&](const std::vector<Coords>& bases, llvm::Value* id) {
+      for (std::size_t i = 0; i < bases.size(); ++i) {
+        const std::int64_t v = bases[i].empty() ? 0 : bases[i][ud];
+        if (!v) continue;
+        llvm::Value* bit = pb.CreateAnd(pb.CreateLShr(id, pb.getInt32(static_cast<std::uint32_t>(i))), pb.getInt32(1));
+        c = pb.CreateXor(c, pb.CreateMul(bit, pb.getInt32(static_cast<std::uint32_t>(v))));
+      }
+    };
+    add(l.lane, lane);
+    add(l.warp, warp);
+  }
+  // the last instruction made (not tid itself, which comes before lane and warp): the next go after it
+  if (c != tid && llvm::isa<llvm::Instruction>(c)) thread_ip_ = c;
   thread_coords_.emplace(std::move(key), c);
   return c;
+}
+
+llvm::Value* GpuLowering::gather_bits(llvm::IRBuilder<>& b, llvm::Value* id, std::vector<std::pair<int, int>> moves,
+                                      int id_bits) {
+  std::sort(moves.begin(), moves.end());
+  llvm::Value* c = nullptr;
+  for (std::size_t i = 0; i < moves.size();) {
+    std::size_t j = i + 1;
+    while (j < moves.size() && moves[j].first == moves[j - 1].first + 1 && moves[j].second == moves[j - 1].second + 1) ++j;
+    const int from = moves[i].first, to = moves[i].second, len = static_cast<int>(j - i);
+    const std::uint64_t ones = (std::uint64_t(1) << len) - 1;
+    const bool above = from + len < id_bits;  // id has bits above the run: an AND clears them
+    llvm::Value* run = id;
+    if (to < from) {  // the shift right drops the bits below the run
+      run = b.CreateLShr(run, b.getInt32(static_cast<std::uint32_t>(from - to)));
+      if (above) run = b.CreateAnd(run, b.getInt32(static_cast<std::uint32_t>(ones << to)));
+    } else {
+      if (above || from > 0) run = b.CreateAnd(run, b.getInt32(static_cast<std::uint32_t>(ones << from)));
+      if (to > from) run = b.CreateShl(run, b.getInt32(static_cast<std::uint32_t>(to - from)));
+    }
+    c = c ? b.CreateOr(c, run) : run;  // runs set disjoint bits
+    i = j;
+  }
+  return c ? c : b.getInt32(0);
 }
 
 llvm::Value* GpuLowering::coord(const LinearLayout& l, int r, int d) {

@@ -83,6 +83,7 @@ class GpuLowering {
   const layout::LayoutPlan& plan;
   const analysis::AxisAnalysis& axis;
   llvm::IRBuilder<>& b() { return *S.b; }
+  llvm::Value* tid = nullptr;   // i32: the thread's index in the CTA (lane + 32 · warp)
   llvm::Value* lane = nullptr;  // i32
   llvm::Value* warp = nullptr;  // i32
   /// thread_coord's values (by their bases along the axis), all made after thread_ip_: the
@@ -105,6 +106,10 @@ class GpuLowering {
   llvm::Value* coord(const layout::LinearLayout& l, int r, int d);
   /// The thread's part of axis d's coordinate (i32): XOR of its lane and warp bases.
   llvm::Value* thread_coord(const layout::LinearLayout& l, int d);
+  /// OR over `moves` of bit `from` of `id` placed at bit `to` (each `to` distinct), with one
+  /// shift and one AND for each run of consecutive `from` bits going to consecutive `to` bits;
+  /// `id_bits`: id < 2^id_bits (no AND for a run that starts at bit 0 and ends there).
+  static llvm::Value* gather_bits(llvm::IRBuilder<>& b, llvm::Value* id, std::vector<std::pair<int, int>> moves, int id_bits);
   /// i1: this thread is the one that writes for its elements (its replicated bits are 0).
   llvm::Value* is_writer(const layout::LinearLayout& l);
   DV convert(const DV& x, const layout::LinearLayout& to);

@@ -131,6 +131,7 @@ enum CUfunction_attribute : int {
   CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6,
   CU_FUNC_ATTRIBUTE_CACHE_MODE_CA = 7,
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+  CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9,  // percent of L1 + shared memory, a hint
 };
 
 // cuPointerGetAttribute: what is asked (CUpointer_attribute) and the memory kinds (CUmemorytype).

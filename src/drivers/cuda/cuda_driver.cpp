@@ -251,6 +251,13 @@ std::unique_ptr<cuda_module> cuda_driver::load_module(const cuda_module_source& 
                api_->cuFuncSetAttribute(mod->fn, cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                         static_cast<int>(src.shared_bytes)),
                "cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)", kernel);
+  if (src.smem_carveout >= 0) {
+    cuda_check(*api_,
+               api_->cuFuncSetAttribute(mod->fn, cu::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                                        std::min(src.smem_carveout, 100)),
+               "cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)", kernel);
+    mod->smem_carveout = attr(cu::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT);
+  }
   return mod;
 }
 

@@ -115,6 +115,11 @@ struct cuda_module_source {
   int num_warps = 4;                // a block is 32 * num_warps threads
   std::uint32_t shared_bytes = 0;   // dynamic shared memory per block
   std::vector<tensor_map_spec> tensor_maps;  // the kernel's hidden parameters, after the arguments
+  /// CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, in percent (0 … 100) of the SM's L1 +
+  /// shared memory to make shared; -1: the driver's choice (which, for a kernel with little
+  /// shared memory, keeps L1 at its largest). Only a preference: the driver still gives a
+  /// kernel the shared memory it needs.
+  int smem_carveout = -1;
 };
 
 /// A kernel loaded on one device's context; unloaded when the last reference goes.
@@ -136,6 +141,7 @@ struct cuda_module final : module {
   int static_shared_bytes = 0;
   int local_bytes = 0;              // spills and local arrays, per thread
   int max_threads_per_block = 0;    // what its register use allows
+  int smem_carveout = -1;           // the preferred carveout as the driver reports it (-1: none was set)
   std::string info_log;             // the JIT's info log (registers, spills); empty for a cubin or a JIT-cache hit
   float jit_ms = 0;                 // the JIT's own wall time (CU_JIT_WALL_TIME)
   std::shared_ptr<const cuda_context> ctx;
