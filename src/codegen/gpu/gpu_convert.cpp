@@ -34,20 +34,10 @@ llvm::Value* GpuLowering::thread_coord(const LinearLayout& l, int d) {
   // thread-index bit i (lane bits, then warp bits) adds bases[i] along d. Where every base is
   // one bit and no two share it (blocked layouts), the coordinate is those bits of tid moved into
   // place: one shift and AND per run (4·tid for a row of 4 floats a thread, not 2 ops a bit).
-  const std::vector<std::int64_t>& along = key;
-  std::vector<std::pair<int, int>> moves;
-  std::int64_t seen = 0;
-  bool single_bits = l.lane.size() == 5;  // tid's bits are lane's then warp's
-  for (std::size_t i = 0; i < along.size() && single_bits; ++i) {
-    const std::int64_t v = along[i];
-    if (!v) continue;
-    single_bits = std::has_single_bit(static_cast<std::uint64_t>(v)) && !(seen & v) && v <= (std::int64_t(1) << 30);
-    seen |= v;
-    moves.emplace_back(static_cast<int>(i), std::countr_zero(static_cast<std::uint64_t>(v)));
-  }
+  const auto moves = single_bit_moves(l, d);
   llvm::Value* c = pb.getInt32(0);
-  if (single_bits) {
-    c = gather_bits(pb, tid, std::move(moves), static_cast<int>(along.size()));
+  if (moves) {
+    c = gather_bits(pb, tid, bit_runs(*moves, static_cast<int>(key.size())));
   } else {  // each bit: (bit of lane or warp) · base, XORed
     auto add = [&](const std::vector<Coords>& bases, llvm::Value* id) {
       for (std::size_t i = 0; i < bases.size(); ++i) {
@@ -66,26 +56,19 @@ llvm::Value* GpuLowering::thread_coord(const LinearLayout& l, int d) {
   return c;
 }
 
-llvm::Value* GpuLowering::gather_bits(llvm::IRBuilder<>& b, llvm::Value* id, std::vector<std::pair<int, int>> moves,
-                                      int id_bits) {
-  std::sort(moves.begin(), moves.end());
+llvm::Value* GpuLowering::gather_bits(llvm::IRBuilder<>& b, llvm::Value* id, const std::vector<BitRun>& runs) {
   llvm::Value* c = nullptr;
-  for (std::size_t i = 0; i < moves.size();) {
-    std::size_t j = i + 1;
-    while (j < moves.size() && moves[j].first == moves[j - 1].first + 1 && moves[j].second == moves[j - 1].second + 1) ++j;
-    const int from = moves[i].first, to = moves[i].second, len = static_cast<int>(j - i);
-    const std::uint64_t ones = (std::uint64_t(1) << len) - 1;
-    const bool above = from + len < id_bits;  // id has bits above the run: an AND clears them
-    llvm::Value* run = id;
-    if (to < from) {  // the shift right drops the bits below the run
-      run = b.CreateLShr(run, b.getInt32(static_cast<std::uint32_t>(from - to)));
-      if (above) run = b.CreateAnd(run, b.getInt32(static_cast<std::uint32_t>(ones << to)));
+  for (const BitRun& r : runs) {
+    const std::uint64_t ones = (std::uint64_t(1) << r.len) - 1;
+    llvm::Value* v = id;
+    if (r.to < r.from) {
+      v = b.CreateLShr(v, b.getInt32(static_cast<std::uint32_t>(r.from - r.to)));
+      if (r.masked) v = b.CreateAnd(v, b.getInt32(static_cast<std::uint32_t>(ones << r.to)));
     } else {
-      if (above || from > 0) run = b.CreateAnd(run, b.getInt32(static_cast<std::uint32_t>(ones << from)));
-      if (to > from) run = b.CreateShl(run, b.getInt32(static_cast<std::uint32_t>(to - from)));
+      if (r.masked) v = b.CreateAnd(v, b.getInt32(static_cast<std::uint32_t>(ones << r.from)));
+      if (r.to > r.from) v = b.CreateShl(v, b.getInt32(static_cast<std::uint32_t>(r.to - r.from)));
     }
-    c = c ? b.CreateOr(c, run) : run;  // runs set disjoint bits
-    i = j;
+    c = c ? b.CreateOr(c, v) : v;
   }
   return c ? c : b.getInt32(0);
 }

@@ -34,6 +34,7 @@
 #include "analysis/axis_info.hpp"
 #include "analysis/pointer_origin.hpp"
 #include "codegen/gpu/gpu_target.hpp"
+#include "codegen/gpu/thread_bits.hpp"
 #include "codegen/lowering.hpp"
 #include "layout/assign_layouts.hpp"
 #include "schedule/software_pipeline.hpp"
@@ -106,10 +107,8 @@ class GpuLowering {
   llvm::Value* coord(const layout::LinearLayout& l, int r, int d);
   /// The thread's part of axis d's coordinate (i32): XOR of its lane and warp bases.
   llvm::Value* thread_coord(const layout::LinearLayout& l, int d);
-  /// OR over `moves` of bit `from` of `id` placed at bit `to` (each `to` distinct), with one
-  /// shift and one AND for each run of consecutive `from` bits going to consecutive `to` bits;
-  /// `id_bits`: id < 2^id_bits (no AND for a run that starts at bit 0 and ends there).
-  static llvm::Value* gather_bits(llvm::IRBuilder<>& b, llvm::Value* id, std::vector<std::pair<int, int>> moves, int id_bits);
+  /// The OR of `runs` (thread_bits.hpp) applied to `id`.
+  static llvm::Value* gather_bits(llvm::IRBuilder<>& b, llvm::Value* id, const std::vector<BitRun>& runs);
   /// i1: this thread is the one that writes for its elements (its replicated bits are 0).
   llvm::Value* is_writer(const layout::LinearLayout& l);
   DV convert(const DV& x, const layout::LinearLayout& to);

@@ -100,7 +100,7 @@ void GpuLowering::lower_reduce(const ir::Op& op) {
     // the warp's index along the axis
     std::vector<std::pair<int, int>> moves;
     for (std::size_t k = 0; k < wbits.size(); ++k) moves.emplace_back(wbits[k], static_cast<int>(k));
-    llvm::Value* wa = gather_bits(B, warp, std::move(moves), static_cast<int>(P.warp.size()));
+    llvm::Value* wa = gather_bits(B, warp, bit_runs(std::move(moves), static_cast<int>(P.warp.size())));
     std::vector<std::uint64_t> base(n);
     std::uint64_t total = 0;
     std::vector<llvm::Type*> mty;
