@@ -314,18 +314,35 @@ std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targ
 }
 
 namespace {
-/// TILE_SMEM_CARVEOUT: the carveout (percent shared) tile's kernels prefer, -1 for the driver's
-/// choice. The default, 100, keeps L1 small: memory-bound kernels that stream their data (softmax,
-/// layer norm, a copy) move 1-2 % more bytes a second on an H100 with it than with the L1 the
-/// driver keeps for a kernel with little shared memory (bench/results/2026-11-26-h100-session12.md).
+/// Whether some global load of `b` runs in a loop (depth: loops around b).
+bool loads_in_loops(const ir::Block& b, int depth) {
+  for (const auto& op : b.ops) {
+    if ((op->kind == ir::OpKind::load || op->kind == ir::OpKind::desc_load) && depth > 0) return true;
+    const int inner = depth + (op->kind == ir::OpKind::for_ || op->kind == ir::OpKind::while_ ? 1 : 0);
+    for (const auto& r : op->regions)
+      if (loads_in_loops(*r, inner)) return true;
+  }
+  return false;
+}
+
+/// The shared-memory carveout (percent shared) `fn` prefers, -1 for the driver's choice.
+/// TILE_SMEM_CARVEOUT=auto (the default): 100 for a kernel whose global loads each run once a
+/// program (none in a loop): it streams its data, and on an H100 a small L1 moves 1-2 % more bytes
+/// a second for such a kernel (softmax at 4096 × 16384: +1 %; bench/results/2026-11-26-h100-session12.md);
+/// the driver's choice, which keeps L1 large for a kernel with little shared memory, for one that
+/// loads in a loop (it may read the same lines again: layer norm's three passes over its row ran
+/// about 5 % slower at 4096 × 4096 with the small L1). `driver`: always the driver's choice; 0 … 100: that, for every
+/// kernel.
 int smem_carveout(const ir::Function& fn) {
   const std::string v = env::get("TILE_SMEM_CARVEOUT");
-  if (v == "driver" || v == "-1") return -1;
+  if (v == "auto") return loads_in_loops(fn.body, 0) ? -1 : 100;
+  if (v == "driver") return -1;
   int pct = -1;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), pct);
   if (ec != std::errc() || end != v.data() + v.size() || pct < 0 || pct > 100)
-    throw tile::error("kernel '" + fn.name + "': TILE_SMEM_CARVEOUT=" + v + " is not a percentage from 0 to 100 or 'driver'",
-                      fn.loc);
+    throw tile::error("kernel '" + fn.name + "': TILE_SMEM_CARVEOUT=" + v +
+                          " is not 'auto', 'driver' or a percentage from 0 to 100",
+                      fn.loc, fn.name);
   return pct;
 }
 }  // namespace

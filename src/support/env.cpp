@@ -26,9 +26,10 @@ const std::vector<Switch>& all() {
        "also compile every kernel for this NVIDIA arch (sm_90a) and assemble it with ptxas; a failure is an error"},
       {"TILE_PTXAS", "", cache_effect::none,
        "the ptxas to run (default: PATH, then /usr/local/cuda/bin/ptxas; 0: never run ptxas)"},
-      {"TILE_SMEM_CARVEOUT", "100", cache_effect::none,
-       "the shared-memory carveout tile's CUDA kernels prefer, in percent of L1 + shared memory (100: "
-       "as much shared memory, as little L1, as the SM allows; driver: the driver's choice)"},
+      {"TILE_SMEM_CARVEOUT", "auto", cache_effect::none,
+       "the shared-memory carveout tile's CUDA kernels prefer, in percent of L1 + shared memory (auto: 100, "
+       "the smallest L1, for a kernel with no load in a loop, else the driver's choice; driver: the "
+       "driver's choice; 0 … 100: that for every kernel)"},
       {"TILE_PROFILE", "", cache_effect::none,
        "profile the whole program: write <path>.hatchet and <path>.chrome_trace at exit"},
       {"TILE_AUTOTUNE_VERBOSE", "0", cache_effect::none, "print each autotuned config and its time as it is timed"},

@@ -6,8 +6,9 @@
 //    another buffer) works like a buffer; a host pointer, a null pointer and a range past the end
 //    of its allocation are refused at the adopt call's line
 //  - device::set_native_stream: a CUstream made outside tile receives the launches and copies
-//  - TILE_SMEM_CARVEOUT: the carveout tile's kernels prefer (100 unless it says otherwise, as
-//    the driver reports back); a value that is not a percentage names the switch and the kernel
+//  - TILE_SMEM_CARVEOUT: the carveout tile's kernels prefer, as the driver reports it back (auto:
+//    100 for a kernel without loads in loops, none set for one with); a bad value names the
+//    switch and the kernel
 //  - bad launches: a grid over the device's limits, a kernel that needs more shared memory than
 //    the device has (a 256×256 f32 transpose: 263168 bytes through shared memory), buffers of
 //    two devices in one launch; after each, other kernels still launch and compute
@@ -211,7 +212,7 @@ TEST_CASE("adopt on backends without foreign memory: the interpreter refuses, th
   CHECK(dst[15] == 2.0f);
 }
 
-TEST_CASE("cuda: kernels prefer the carveout TILE_SMEM_CARVEOUT says (100 by default); a bad value is a clear error") {
+TEST_CASE("cuda: kernels prefer the carveout TILE_SMEM_CARVEOUT says (auto: 100 without loads in loops); a bad value is a clear error") {
   auto dev = cuda_or_skip();
   if (!dev) return;
   auto x = dev->alloc<float>(64), y = dev->alloc<float>(64);
@@ -227,7 +228,13 @@ TEST_CASE("cuda: kernels prefer the carveout TILE_SMEM_CARVEOUT says (100 by def
       tl::store(b + offs, tl::load(a + offs, offs < n) + 1.0f, offs < n);
     });
   };
-  CHECK(carveout_of(make("carveout_default")) == 100);
+  CHECK(carveout_of(make("carveout_default")) == 100);  // no load in a loop: the smallest L1
+  auto looping = tile::kernel("carveout_loop", [](tl::ptr<float> a, tl::ptr<float> b, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
+    auto acc = tl::zeros<float>({BLOCK});
+    tl::for_range(0, 2, 1, [&](tl::tensor) { acc += tl::load(a + tl::arange(0, BLOCK), tl::arange(0, BLOCK) < n); });
+    tl::store(b + tl::arange(0, BLOCK), acc, tl::arange(0, BLOCK) < n);
+  });
+  CHECK(carveout_of(looping) == -1);  // a load in a loop: the driver's choice, none set
   ::setenv("TILE_SMEM_CARVEOUT", "driver", 1);
   CHECK(carveout_of(make("carveout_driver")) == -1);  // none set
   ::setenv("TILE_SMEM_CARVEOUT", "25", 1);
