@@ -327,12 +327,12 @@ bool loads_in_loops(const ir::Block& b, int depth) {
 
 /// The shared-memory carveout (percent shared) `fn` prefers, -1 for the driver's choice.
 /// TILE_SMEM_CARVEOUT=auto (the default): 100 for a kernel whose global loads each run once a
-/// program (none in a loop): it streams its data, and on an H100 a small L1 moves 1-2 % more bytes
-/// a second for such a kernel (softmax at 4096 × 16384: +1 %; bench/results/2026-11-26-h100-session12.md);
-/// the driver's choice, which keeps L1 large for a kernel with little shared memory, for one that
-/// loads in a loop (it may read the same lines again: layer norm's three passes over its row ran
-/// about 5 % slower at 4096 × 4096 with the small L1). `driver`: always the driver's choice; 0 … 100: that, for every
-/// kernel.
+/// program (none in a loop). Such a kernel streams its data, and on an H100 it moves 1-2 % more
+/// bytes a second with the small L1 (softmax, 4096 × 4096 and 16384 columns;
+/// bench/results/2026-11-26-h100-session12.md). For a kernel that loads in a loop (and may read
+/// the same lines again), the driver's choice, which keeps L1 large where shared memory is
+/// small: layer norm's three passes over its row ran about 5 % slower at 4096 × 4096 with the
+/// small L1. `driver`: always the driver's choice; 0 … 100: that, for every kernel.
 int smem_carveout(const ir::Function& fn) {
   const std::string v = env::get("TILE_SMEM_CARVEOUT");
   if (v == "auto") return loads_in_loops(fn.body, 0) ? -1 : 100;
