@@ -554,3 +554,28 @@ TEST_CASE("TILE_TIME_PASSES=1 prints a timing table per trace") {
   for (const char* pass : {"constant_fold", "cse", "dce", "total"}) CHECK(occurrences(out, std::string("  ") + pass + " ") == 2);
   CHECK_FALSE(contains(out, "IR after"));
 }
+
+TEST_CASE("noalias: a pointer is noalias only when no other pointer argument shares a byte with it") {
+  auto k = tile::kernel("alias_ir", [](tl::ptr<float> a, tl::ptr<float> b, tl::i32 n, tl::ptr<float> c) {
+    auto offs = tl::arange(0, 16);
+    tl::store(c + offs, tl::load(a + offs) + tl::load(b + offs) + tl::cast<float>(n));
+  });
+  auto dev = interp();
+  auto x = dev.alloc<float>(64), y = dev.alloc<float>(64);
+  auto header = [](const std::string& ir) { return ir.substr(0, ir.find('{', ir.find(')'))); };
+  // three buffers: all noalias
+  CHECK(occurrences(header(k.ir(x, y, 3, dev.alloc<float>(16))), "{noalias}") == 3);
+  // the same buffer twice (a and c): only b
+  std::string twice = header(k.ir(x, y, 3, x));
+  INFO(twice);
+  CHECK(occurrences(twice, "{noalias}") == 1);
+  CHECK(contains(twice, "%arg1: ptr<f32> {div=16} {noalias}"));
+  // disjoint views of one buffer: all noalias; views overlapping by one element: those two alias
+  CHECK(occurrences(header(k.ir(x.view(0, 16), x.view(16, 16), 3, x.view(32, 16))), "{noalias}") == 3);
+  std::string overlap = header(k.ir(x.view(0, 17), x.view(16, 16), 3, y));
+  INFO(overlap);
+  CHECK(occurrences(overlap, "{noalias}") == 1);
+  CHECK(contains(overlap, "%arg3: ptr<f32> {div=16} {noalias}"));
+  // an empty view aliases nothing
+  CHECK(occurrences(header(k.ir(x.view(0, 0), x, 3, y)), "{noalias}") == 3);
+}
