@@ -1,13 +1,11 @@
 // test/layout/test_layout.cpp — the layout algebra on its own (src/layout/linear_layout.hpp):
-// which thread and register own element (i, j), slicing, broadcasting, reshaping, register maps;
-// and the GPU lowering's thread coordinates (shifted runs of tid) against the layouts' own.
+// which thread and register own element (i, j), slicing, broadcasting, reshaping, register maps.
 #include <doctest/doctest.h>
 
 #include <array>
 #include <map>
 #include <set>
 
-#include "codegen/gpu/thread_bits.hpp"
 #include "layout/linear_layout.hpp"
 
 using namespace tile::layout;
@@ -187,68 +185,4 @@ TEST_CASE("mma.sync: the accumulator and operand layouts hold PTX's fragments (m
         }
       }
     }
-}
-
-/// What GpuLowering::gather_bits emits for `runs`, on a number.
-std::int64_t apply_runs(const std::vector<tile::codegen::gpu::BitRun>& runs, std::uint32_t id) {
-  std::uint32_t c = 0;
-  for (const auto& r : runs) {
-    const std::uint32_t ones = (1u << r.len) - 1;
-    std::uint32_t v = id;
-    if (r.to < r.from) {
-      v >>= r.from - r.to;
-      if (r.masked) v &= ones << r.to;
-    } else {
-      if (r.masked) v &= ones << r.from;
-      v <<= r.to - r.from;
-    }
-    c |= v;
-  }
-  return c;
-}
-
-TEST_CASE("a thread's coordinate as shifted runs of tid (the GPU lowering's) is the layout's, for every thread") {
-  using tile::codegen::gpu::bit_runs;
-  using tile::codegen::gpu::single_bit_moves;
-  int checked = 0;
-  auto check_layout = [&](const LinearLayout& l) {
-    INFO(l.str());
-    const int bits = static_cast<int>(l.lane.size() + l.warp.size());
-    for (int d = 0; d < static_cast<int>(l.shape.size()); ++d) {
-      const auto moves = single_bit_moves(l, d);
-      if (!moves) continue;
-      ++checked;
-      const auto runs = bit_runs(*moves, bits);
-      for (std::int64_t t = 0; t < (std::int64_t(1) << bits); ++t)
-        REQUIRE(apply_runs(runs, static_cast<std::uint32_t>(t)) == l.coords(0, t & 31, t >> 5).at(static_cast<std::size_t>(d)));
-    }
-  };
-  for (int w : {1, 2, 4, 8, 16}) {
-    check_layout(default_blocked({16384}, w, 4));
-    check_layout(default_blocked({256}, w, 4));
-    check_layout(default_blocked({64, 64}, w, 8));
-    check_layout(default_blocked({64, 64}, w, 4, {0, 1}));
-    check_layout(slice(default_blocked({32, 128}, w, 4), 1));
-    check_layout(slice(default_blocked({32, 128}, w, 4), 0));
-  }
-  for (int kw : {2, 1, 4})
-    for (auto [M, N, K, W] : {std::array<int, 4>{16, 8, 32, 1}, {64, 64, 32, 4}, {128, 128, 64, 8}, {128, 256, 64, 8},
-                              {128, 32, 32, 4}, {32, 256, 32, 8}}) {
-      const auto w = mma_warps(M, N, W);
-      check_layout(mma_v2(M, N, w, W));
-      check_layout(mma_v2_operand(0, M, K, w, W, kw));
-      check_layout(mma_v2_operand(1, K, N, w, W, kw));
-    }
-  CHECK(checked > 60);
-  // by hand: bits 2..4 to 0..2 and 5..6 to 4..5 (an mma fragment's rows) of a 7-bit id; each run
-  // needs its AND (shifted right alone, bits below the run would stay)
-  const auto runs = bit_runs({{2, 0}, {3, 1}, {4, 2}, {5, 4}, {6, 5}}, 7);
-  REQUIRE(runs.size() == 2);
-  CHECK(runs[0].masked);
-  CHECK(runs[1].masked);
-  CHECK(apply_runs(runs, 0x7f) == 0x37);
-  // 4·tid over 512 threads: one run, a shift, no AND
-  const auto four = bit_runs({{0, 2}, {1, 3}, {2, 4}, {3, 5}, {4, 6}, {5, 7}, {6, 8}, {7, 9}, {8, 10}}, 9);
-  REQUIRE(four.size() == 1);
-  CHECK_FALSE(four[0].masked);
 }

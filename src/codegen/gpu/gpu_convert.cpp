@@ -10,7 +10,6 @@
 // Where both layouts keep runs of elements along the last axis in a thread and rows are a
 // multiple of 128 bytes (an accumulator to the store's 16-byte layout), convert_swizzled moves
 // whole runs instead — vector stores and loads, rows unpadded, 16-byte chunks XOR-swizzled by row.
-#include <algorithm>
 #include <bit>
 
 #include "codegen/gpu/gpu_lowering.hpp"
@@ -31,46 +30,20 @@ llvm::Value* GpuLowering::thread_coord(const LinearLayout& l, int d) {
   if (auto it = thread_coords_.find(key); it != thread_coords_.end()) return it->second;
   auto* at = llvm::cast<llvm::Instruction>(thread_ip_);
   llvm::IRBuilder<> pb(at->getParent(), std::next(at->getIterator()));
-  // thread-index bit i (lane bits, then warp bits) adds bases[i] along d. Where every base is
-  // one bit and no two share it (blocked layouts), the coordinate is those bits of tid moved into
-  // place: one shift and AND per run (4·tid for a row of 4 floats a thread, not 2 ops a bit).
-  const auto moves = single_bit_moves(l, d);
   llvm::Value* c = pb.getInt32(0);
-  if (moves) {
-    c = gather_bits(pb, tid, bit_runs(*moves, static_cast<int>(key.size())));
-  } else {  // each bit: (bit of lane or warp) · base, XORed
-    auto add = [&](const std::vector<Coords>& bases, llvm::Value* id) {
-      for (std::size_t i = 0; i < bases.size(); ++i) {
-        const std::int64_t v = bases[i].empty() ? 0 : bases[i][ud];
-        if (!v) continue;
-        llvm::Value* bit = pb.CreateAnd(pb.CreateLShr(id, pb.getInt32(static_cast<std::uint32_t>(i))), pb.getInt32(1));
-        c = pb.CreateXor(c, pb.CreateMul(bit, pb.getInt32(static_cast<std::uint32_t>(v))));
-      }
-    };
-    add(l.lane, lane);
-    add(l.warp, warp);
-  }
-  // the last instruction made (not tid itself, which comes before lane and warp): the next go after it
-  if (c != tid && llvm::isa<llvm::Instruction>(c)) thread_ip_ = c;
+  auto add = [&](const std::vector<Coords>& bases, llvm::Value* id) {
+    for (std::size_t i = 0; i < bases.size(); ++i) {
+      const std::int64_t v = bases[i].empty() ? 0 : bases[i][ud];
+      if (!v) continue;
+      llvm::Value* bit = pb.CreateAnd(pb.CreateLShr(id, pb.getInt32(static_cast<std::uint32_t>(i))), pb.getInt32(1));
+      c = pb.CreateXor(c, pb.CreateMul(bit, pb.getInt32(static_cast<std::uint32_t>(v))));
+    }
+  };
+  add(l.lane, lane);
+  add(l.warp, warp);
+  if (llvm::isa<llvm::Instruction>(c)) thread_ip_ = c;  // the last instruction made: the next go after it
   thread_coords_.emplace(std::move(key), c);
   return c;
-}
-
-llvm::Value* GpuLowering::gather_bits(llvm::IRBuilder<>& b, llvm::Value* id, const std::vector<BitRun>& runs) {
-  llvm::Value* c = nullptr;
-  for (const BitRun& r : runs) {
-    const std::uint64_t ones = (std::uint64_t(1) << r.len) - 1;
-    llvm::Value* v = id;
-    if (r.to < r.from) {
-      v = b.CreateLShr(v, b.getInt32(static_cast<std::uint32_t>(r.from - r.to)));
-      if (r.masked) v = b.CreateAnd(v, b.getInt32(static_cast<std::uint32_t>(ones << r.to)));
-    } else {
-      if (r.masked) v = b.CreateAnd(v, b.getInt32(static_cast<std::uint32_t>(ones << r.from)));
-      if (r.to > r.from) v = b.CreateShl(v, b.getInt32(static_cast<std::uint32_t>(r.to - r.from)));
-    }
-    c = c ? b.CreateOr(c, v) : v;
-  }
-  return c ? c : b.getInt32(0);
 }
 
 llvm::Value* GpuLowering::coord(const LinearLayout& l, int r, int d) {

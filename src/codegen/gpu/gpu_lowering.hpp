@@ -34,7 +34,6 @@
 #include "analysis/axis_info.hpp"
 #include "analysis/pointer_origin.hpp"
 #include "codegen/gpu/gpu_target.hpp"
-#include "codegen/gpu/thread_bits.hpp"
 #include "codegen/lowering.hpp"
 #include "layout/assign_layouts.hpp"
 #include "schedule/software_pipeline.hpp"
@@ -84,7 +83,6 @@ class GpuLowering {
   const layout::LayoutPlan& plan;
   const analysis::AxisAnalysis& axis;
   llvm::IRBuilder<>& b() { return *S.b; }
-  llvm::Value* tid = nullptr;   // i32: the thread's index in the CTA (lane + 32 · warp)
   llvm::Value* lane = nullptr;  // i32
   llvm::Value* warp = nullptr;  // i32
   /// thread_coord's values (by their bases along the axis), all made after thread_ip_: the
@@ -107,8 +105,6 @@ class GpuLowering {
   llvm::Value* coord(const layout::LinearLayout& l, int r, int d);
   /// The thread's part of axis d's coordinate (i32): XOR of its lane and warp bases.
   llvm::Value* thread_coord(const layout::LinearLayout& l, int d);
-  /// The OR of `runs` (thread_bits.hpp) applied to `id`.
-  static llvm::Value* gather_bits(llvm::IRBuilder<>& b, llvm::Value* id, const std::vector<BitRun>& runs);
   /// i1: this thread is the one that writes for its elements (its replicated bits are 0).
   llvm::Value* is_writer(const layout::LinearLayout& l);
   DV convert(const DV& x, const layout::LinearLayout& to);

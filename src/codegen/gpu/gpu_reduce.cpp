@@ -98,9 +98,10 @@ void GpuLowering::lower_reduce(const ir::Op& op) {
     std::int64_t slots = 1;
     for (auto e : Rl.shape) slots *= e;
     // the warp's index along the axis
-    std::vector<std::pair<int, int>> moves;
-    for (std::size_t k = 0; k < wbits.size(); ++k) moves.emplace_back(wbits[k], static_cast<int>(k));
-    llvm::Value* wa = gather_bits(B, warp, bit_runs(std::move(moves), static_cast<int>(P.warp.size())));
+    llvm::Value* wa = B.getInt32(0);
+    for (std::size_t k = 0; k < wbits.size(); ++k)
+      wa = B.CreateOr(wa, B.CreateShl(B.CreateAnd(B.CreateLShr(warp, B.getInt32(static_cast<std::uint32_t>(wbits[k]))), B.getInt32(1)),
+                                      B.getInt32(static_cast<std::uint32_t>(k))));
     std::vector<std::uint64_t> base(n);
     std::uint64_t total = 0;
     std::vector<llvm::Type*> mty;
