@@ -18,7 +18,10 @@ first. Timing: 7 rounds, the kernels in alternating order; in each, 40 launches 
 a 256 MB L2 flush, timed by CUDA events, the median. Printed per N and kernel: registers, GB/s
 (2·M·N·4 bytes), and the per-round speed against Triton's cubin (median and range; above 1 is
 faster). SASS_DIR=D also writes D/NAME-N.sass (cuobjdump of the JIT's cubin, from cuLinkComplete)
-and D/triton-N.sass.
+and D/triton-N.sass. CARVEOUT=P adds each kernel loaded once more with
+CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = P ("NAME carveP"; tile's, with 64 bytes of
+dynamic shared memory, as tile launches them). NOFLUSH=1 drops the flush; BATCH=k times k launches
+between the events (GB/s then reads k times too low; the ratios hold).
 """
 import ctypes
 import glob
@@ -46,6 +49,8 @@ torch.zeros(1, device="cuda")  # the primary context, current on this thread
 ptxas = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
 M = 4096
 CU_FUNC_ATTRIBUTE_NUM_REGS = 4
+CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9
+carveout = int(os.environ["CARVEOUT"]) if os.environ.get("CARVEOUT") else None
 CU_JIT_INPUT_PTX = 1
 
 
@@ -64,6 +69,12 @@ def load(image, entry):
     regs = ctypes.c_int()
     check(cu.cuFuncGetAttribute(ctypes.byref(regs), CU_FUNC_ATTRIBUTE_NUM_REGS, fn), "cuFuncGetAttribute")
     return fn, regs.value
+
+
+def with_carveout(loaded):
+    fn, regs = loaded
+    check(cu.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, carveout), "cuFuncSetAttribute")
+    return fn, regs
 
 
 def jit_cubin(ptx):
@@ -117,10 +128,12 @@ def median_ms(k, reps=40):
     launch(k)
     times = []
     for _ in range(reps):
-        flush.zero_()
+        if not os.environ.get("NOFLUSH"):
+            flush.zero_()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        launch(k)
+        for _ in range(int(os.environ.get("BATCH", "1"))):
+            launch(k)
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end))
@@ -141,6 +154,8 @@ for n in sizes:
     with open(os.path.join(tdir, f"softmax-{n}.cubin"), "rb") as f:
         cubin = f.read()
     kernels["triton cubin"] = (*load(cubin, meta["entry"]), t_block, t_shared, t_args)
+    if carveout is not None:
+        kernels[f"triton carve{carveout}"] = (*with_carveout(load(cubin, meta["entry"])), t_block, t_shared, t_args)
     dump_sass(f"triton-{n}", cubin)
     with open(os.path.join(tdir, f"softmax-{n}.ptx"), "rb") as f:
         kernels["triton ptx->jit"] = (*load(f.read() + b"\0", meta["entry"]), t_block, t_shared, t_args)
@@ -155,6 +170,9 @@ for n in sizes:
             args = [("p", y.data_ptr()), ("p", x.data_ptr()), ("i", n), ("i", n)]
             block, shared = int(re.search(rb"\.(?:reqntid|maxntid)\s+(\d+)", text).group(1)), 1024
         kernels[name + " jit"] = (*load(text + b"\0", entry), block, shared, args)
+        if carveout is not None:
+            kernels[f"{name} carve{carveout}"] = (*with_carveout(load(text + b"\0", entry)), block,
+                                                 shared if name.startswith("tri") else 64, args)
         if os.environ.get("SASS_DIR"):
             dump_sass(f"{name}-{n}", jit_cubin(text + b"\0"))
         if os.environ.get("PTXAS", "1") == "1":
