@@ -228,6 +228,9 @@ TEST_CASE("cuda: kernels prefer the carveout TILE_SMEM_CARVEOUT says (auto: 100 
       tl::store(b + offs, tl::load(a + offs, offs < n) + 1.0f, offs < n);
     });
   };
+  struct unset_at_exit {  // a failed check does not leave the switch set for later tests
+    ~unset_at_exit() { ::unsetenv("TILE_SMEM_CARVEOUT"); }
+  } restore;
   CHECK(carveout_of(make("carveout_default")) == 100);  // no load in a loop: the smallest L1
   auto looping = tile::kernel("carveout_loop", [](tl::ptr<float> a, tl::ptr<float> b, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
     auto acc = tl::zeros<float>({BLOCK});
@@ -247,6 +250,7 @@ TEST_CASE("cuda: kernels prefer the carveout TILE_SMEM_CARVEOUT says (auto: 100 
   } catch (const tile::error& e) {
     CHECK(e.kernel() == "carveout_bad");
     CHECK(contains(e.message(), "TILE_SMEM_CARVEOUT=lots"));
+    CHECK(contains(e.what(), "test_cuda_errors.cpp:"));  // the kernel's definition
   }
   ::unsetenv("TILE_SMEM_CARVEOUT");
   check_still_works(*dev);
