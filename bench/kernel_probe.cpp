@@ -4,7 +4,8 @@
 // without a GPU). With no arguments it launches softmax once at N = 1024 (run-all runs every
 // bench executable: this one then only shows that it works).
 //   kernel_probe [softmax|softmax_fast|layer_norm|add] [N] [num_warps (0: default)] [launches]
-// softmax: 4096 × N f32, BLOCK = next_pow2(N) (softmax_fast: with Triton's numerics); layer_norm: 4096 × N f16, BLOCK = next_pow2(N);
+// softmax: 4096 × N f32, BLOCK = next_pow2(N) (softmax_fast: with Triton's numerics);
+// layer_norm: 4096 × N f16, BLOCK = next_pow2(N);
 // add: N f32 elements, BLOCK 1024. num_warps defaults to the benches' choice for the shape.
 // With TILE_TRITON_KERNELS (bench/triton/_export_kernels.py) on the cuda backend, softmax and
 // layer_norm then launch Triton's compiled twin as often: `ncu -k regex:softmax` profiles both.
@@ -241,7 +242,8 @@ int main(int argc, char** argv) {
       for (int i = 0; i < launches; ++i)
         k[{std::uint32_t((n + 1023) / 1024)}](x, y, z, std::int32_t(n), "BLOCK"_c = 1024, "num_warps"_c = warps);
     } else {
-      std::fprintf(stderr, "kernel_probe: unknown kernel '%s' (softmax, softmax_fast, layer_norm, add)\n", what.c_str());
+      std::fprintf(stderr, "kernel_probe: unknown kernel '%s' (softmax, softmax_fast, layer_norm, add)\n",
+                   what.c_str());
       return 2;
     }
     dev.synchronize();

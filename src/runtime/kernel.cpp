@@ -69,8 +69,8 @@ constexpr std::size_t kInlineArgs = 16, kInlineMetas = 8;  // see "The launch pa
 /// with any other pointer argument's (ir::ArgInfo::noalias). The same buffer passed twice, or
 /// overlapping views of one, alias; an empty view aliases nothing. Each pair of pointers is
 /// compared once: 28 pairs for 8 pointers, where asking each pointer about every argument took
-/// 96 steps (with inline_array's lazy construction: 12 runtime arguments' launch, 0.35 µs of host
-/// time before the driver, now 0.28).
+/// 96 steps. With that and inline_array's lazy construction, a launch of 12 arguments (8
+/// pointers) spends 0.28 µs in tile before the driver, where it spent 0.35 (the null backend).
 class disjoint_pointers {
  public:
   explicit disjoint_pointers(std::span<const launch_arg> args) {

@@ -239,7 +239,10 @@ CUresult cuFuncGetAttribute(int* v, CUfunction_attribute a, CUfunction) {
   return CUDA_SUCCESS;
 }
 CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute a, int v) {
-  if (a == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT) return v < 0 || v > 100 ? CUDA_ERROR_INVALID_VALUE : (s.carveout = v, CUDA_SUCCESS);
+  if (a == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT) {
+    if (v < 0 || v > 100) return CUDA_ERROR_INVALID_VALUE;
+    return s.carveout = v, CUDA_SUCCESS;
+  }
   if (a != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) return CUDA_ERROR_INVALID_VALUE;
   return s.set_dynamic_shared = v, CUDA_SUCCESS;
 }

@@ -212,7 +212,8 @@ TEST_CASE("adopt on backends without foreign memory: the interpreter refuses, th
   CHECK(dst[15] == 2.0f);
 }
 
-TEST_CASE("cuda: kernels prefer the carveout TILE_SMEM_CARVEOUT says (auto: 100 without loads in loops); a bad value is a clear error") {
+TEST_CASE("cuda: kernels prefer the carveout TILE_SMEM_CARVEOUT says (auto: 100 without loads in loops); a bad value "
+          "is a clear error") {
   auto dev = cuda_or_skip();
   if (!dev) return;
   auto x = dev->alloc<float>(64), y = dev->alloc<float>(64);
@@ -232,7 +233,8 @@ TEST_CASE("cuda: kernels prefer the carveout TILE_SMEM_CARVEOUT says (auto: 100 
     ~unset_at_exit() { ::unsetenv("TILE_SMEM_CARVEOUT"); }
   } restore;
   CHECK(carveout_of(make("carveout_default")) == 100);  // no load in a loop: the smallest L1
-  auto looping = tile::kernel("carveout_loop", [](tl::ptr<float> a, tl::ptr<float> b, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
+  auto looping = tile::kernel("carveout_loop", [](tl::ptr<float> a, tl::ptr<float> b, tl::i32 n,
+                                                  tl::constexpr_<"BLOCK"> BLOCK) {
     auto acc = tl::zeros<float>({BLOCK});
     tl::for_range(0, 2, 1, [&](tl::tensor) { acc += tl::load(a + tl::arange(0, BLOCK), tl::arange(0, BLOCK) < n); });
     tl::store(b + tl::arange(0, BLOCK), acc, tl::arange(0, BLOCK) < n);
