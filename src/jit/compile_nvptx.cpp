@@ -22,6 +22,7 @@
 #include "jit/disk_cache.hpp"
 #include "jit/dump.hpp"
 #include "jit/llvm_passes.hpp"
+#include "jit/occupancy.hpp"
 #include "jit/ptxas.hpp"
 #include "layout/assign_layouts.hpp"
 #include "schedule/software_pipeline.hpp"
@@ -95,13 +96,15 @@ cache_key key_for(const ir::Function& fn, const targets::nvptx::arch& a) {
 }
 
 // disk format of a PTX entry: one header line, then the PTX. The header: "tile-ptx shared=N
-// warps=W" and, for TMA kernels, " tmaps=" + one "elem:base:rows:cols:stride:box_rows:box_cols:
-// swizzle" per map, ';'-separated, each source "aI" (argument I) or "cV" (constant V).
+// warps=W expbatch=E widest=B" and, for TMA kernels, " tmaps=" + one "elem:base:rows:cols:
+// stride:box_rows:box_cols:swizzle" per map, ';'-separated, each source "aI" (argument I) or "cV"
+// (constant V). E: lowering_options::exp_batch; B: the widest exp batch the code has.
 std::string source_text(const drivers::tensor_map_spec::source& s) {
   return s.arg >= 0 ? "a" + std::to_string(s.arg) : "c" + std::to_string(s.value);
 }
 std::string header(const ptx_kernel& k) {
-  std::string h = "tile-ptx shared=" + std::to_string(k.shared_bytes) + " warps=" + std::to_string(k.num_warps);
+  std::string h = "tile-ptx shared=" + std::to_string(k.shared_bytes) + " warps=" + std::to_string(k.num_warps) +
+                  " expbatch=" + std::to_string(k.options.exp_batch) + " widest=" + std::to_string(k.widest_exp_batch);
   for (std::size_t i = 0; i < k.tensor_maps.size(); ++i) {
     const auto& t = k.tensor_maps[i];
     h += (i == 0 ? " tmaps=" : ";") + std::to_string(static_cast<int>(t.elem)) + ":" + source_text(t.base) + ":" +
@@ -157,9 +160,14 @@ bool unpack(const std::string& s, ptx_kernel& k) {
   const auto nl = s.find('\n');
   if (nl == std::string::npos) return false;
   unsigned shared = 0;
-  int warps = 0;
+  int warps = 0, exp_batch = 0, widest = 0;
   const std::string head = s.substr(0, nl);
-  if (std::sscanf(head.c_str(), "tile-ptx shared=%u warps=%d", &shared, &warps) != 2) return false;
+  if (std::sscanf(head.c_str(), "tile-ptx shared=%u warps=%d expbatch=%d widest=%d", &shared, &warps, &exp_batch,
+                  &widest) != 4 ||
+      exp_batch < 1 || widest < 0)
+    return false;
+  k.options.exp_batch = exp_batch;
+  k.widest_exp_batch = widest;
   k.tensor_maps.clear();
   if (const auto t = head.find(" tmaps="); t != std::string::npos && !parse_maps(head.substr(t + 7), k.tensor_maps)) return false;
   k.shared_bytes = shared;
@@ -204,9 +212,11 @@ drivers::tensor_map_spec tensor_map_of(const ir::Function& f, const schedule::Pi
   return t;
 }
 
-std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targets::nvptx::arch& a, const std::string& digest,
+std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targets::nvptx::arch& a,
+                                        const targets::nvptx::lowering_options& options, const std::string& digest,
                                         bool dumping, stage_timer& timer) {
   auto k = std::make_shared<ptx_kernel>();
+  k->options = options;
   k->entry = entry_name(original.name);
   k->kernel = original.name;
   k->arch = a.name();
@@ -248,11 +258,12 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
     std::cerr << "// ----- layouts for " << a.name() << ", " << fn.num_warps << " warps (kernel " << fn.name << ") ----- //\n"
               << layout::print_plan(fn, plan, &axis) << schedule::print_pipelines(fn, pipes) << std::flush;
   llvm::LLVMContext ctx;
-  targets::nvptx::NvptxTarget target(a, fn.num_warps, static_cast<unsigned>(pipes.tensor_maps.size()));
+  targets::nvptx::NvptxTarget target(a, fn.num_warps, static_cast<unsigned>(pipes.tensor_maps.size()), options);
   codegen::gpu::GpuLowering lowering(ctx, target, plan, axis);
   lowering.set_pipelines(&pipes);
   std::unique_ptr<llvm::Module> m = lowering.run(fn, k->entry);
   k->shared_bytes = lowering.shared_bytes();
+  k->widest_exp_batch = target.widest_exp_batch();
   timer.lap("lower to LLVM");
   auto tm = targets::nvptx::make_target_machine(a);
   optimize(*m, *tm);
@@ -270,13 +281,15 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
 
 }  // namespace
 
-std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targets::nvptx::arch& a) {
+std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targets::nvptx::arch& a,
+                                              const targets::nvptx::lowering_options& options) {
   const bool time = env::enabled("TILE_TIME_PASSES");
   const bool dumping = !dump_dir().empty();
   const bool use_cache = env::enabled("TILE_CACHE");
   const bool lookup = use_cache && !dumping && !time;
   stage_timer timer;
-  const cache_key key = key_for(fn, a);
+  cache_key key = key_for(fn, a);
+  if (options != targets::nvptx::lowering_options{}) key.options += ";expbatch" + std::to_string(options.exp_batch);
   const std::string digest = key.digest();
   caches& c = the_caches();
   if (lookup) {
@@ -302,7 +315,7 @@ std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targ
       }
     }
   }
-  auto k = lower(fn, a, digest, dumping, timer);
+  auto k = lower(fn, a, options, digest, dumping, timer);
   count(stat::compiled);
   if (use_cache) {
     disk()->store(key, pack(*k), "ptx");
@@ -347,6 +360,86 @@ int smem_carveout(const ir::Function& fn) {
 }
 }  // namespace
 
+namespace {
+/// A kernel's code for the device, loaded: the cubin it came from (empty where the driver loaded
+/// the PTX itself: nothing to cache).
+struct loaded {
+  std::unique_ptr<drivers::cuda_module> mod;
+  std::string cubin;
+};
+
+/// `k` assembled for the driver's device and loaded with `src`'s settings: by ptxas where the
+/// machine has one (TILE_PTXAS=0 turns it off), which compiles the kernel as a whole program,
+/// where the driver's linker (cuLink) compiles PTX as relocatable code, whose calls (the slow
+/// paths of div.rn and sqrt.rn) follow the ABI and cost registers: 72 instead of 64 for softmax
+/// at 16384 columns, 56 instead of 40 for layer norm at 4096 (H100, driver 580), so fewer blocks
+/// fit on an SM. A cubin the driver then refuses (a ptxas newer than the driver) falls back to
+/// cuLink, and where there is no JIT linker the driver loads the PTX itself.
+loaded assemble_and_load(const ptx_kernel& k, drivers::cuda_module_source src, drivers::cuda_driver& drv,
+                         const targets::nvptx::arch& a) {
+  src.shared_bytes = k.shared_bytes;
+  src.tensor_maps = k.tensor_maps;
+  src.fmt = drivers::cuda_module_source::format::cubin;
+  float jit_ms = 0;
+  if (const std::string px = find_ptxas(); !px.empty()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = run_ptxas(px, k.ptx, a.name(), k.kernel);
+    if (r.ok) {
+      jit_ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      src.image = std::move(r.cubin);
+      try {
+        loaded out{drv.load_module(src), src.image};
+        out.mod->jit_ms = jit_ms;
+        return out;
+      } catch (const tile::error&) {
+        // the driver's own JIT instead; a failure that is not the image's (a shared-memory need
+        // over the limit, a context lost to a fault) comes back from load_module below, as it is
+      }
+    }
+  }
+  try {
+    src.image = drv.ptx_to_cubin(k.ptx, k.kernel, &jit_ms);
+  } catch (const tile::error&) {
+    src.image.clear();  // no JIT linker: load the PTX itself (the driver JITs it), nothing cached
+  }
+  if (src.image.empty()) {
+    src.fmt = drivers::cuda_module_source::format::ptx;
+    src.image = k.ptx;
+    return {drv.load_module(src), {}};
+  }
+  loaded out{drv.load_module(src), src.image};
+  out.mod->jit_ms = jit_ms;  // the JIT ran in cuLink
+  return out;
+}
+
+sm_limits limits_of(const drivers::cuda_device_info& info) {
+  return {.max_threads = info.max_threads_per_sm,
+          .max_registers = info.max_registers_per_sm,
+          .max_blocks = info.max_blocks_per_sm,
+          .shared_bytes = info.max_shared_per_sm,
+          .reserved_shared_per_block = info.reserved_shared_per_block};
+}
+
+block_use use_of(const drivers::cuda_module& m) {
+  return {.threads = 32 * m.num_warps,
+          .registers = m.num_regs,
+          .shared_bytes = static_cast<std::int64_t>(m.shared_bytes) + m.static_shared_bytes};
+}
+
+/// Whether `first` (lowered with the default options) is worth compiling again register-lean:
+/// its registers, not its threads or shared memory, limit its blocks an SM, and a leaner
+/// lowering would change its code (an exp batch wider than lean()'s). Softmax of 8192 columns
+/// on 16 warps: 47 registers, 2 blocks of 512 threads an SM where 4 fit by threads; lean, 40
+/// registers and 3 blocks (H100).
+bool worth_a_lean_try(const sm_limits& sm, const ptx_kernel& k, const drivers::cuda_module& first) {
+  if (k.widest_exp_batch <= targets::nvptx::lowering_options::lean().exp_batch) return false;
+  block_use any_registers = use_of(first);
+  any_registers.registers = 0;
+  const int now = blocks_per_sm(sm, use_of(first));
+  return blocks_per_sm(sm, any_registers) > now && registers_for(sm, any_registers.threads, now + 1) > 0;
+}
+}  // namespace
+
 std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function> fn, drivers::cuda_driver& drv) {
   const auto& info = drv.info();
   targets::nvptx::arch a = targets::nvptx::arch_for_device(info.cc_major, info.cc_minor);
@@ -362,16 +455,21 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
   }
   const bool use_cache = env::enabled("TILE_CACHE");
   const bool lookup = use_cache && dump_dir().empty() && !env::enabled("TILE_TIME_PASSES");
+  const bool retry = env::enabled("TILE_OCCUPANCY_RETRY");
   // the cubin's key: the PTX's, plus the device and driver that compiled it
   cache_key key = key_for(*fn, a);
   key.target += ";" + info.arch() + ";driver" + std::to_string(info.driver_version);
   // which assembler made the cubin (TILE_PTXAS=0 picks the driver's: another cubin)
   key.target += find_ptxas().empty() ? ";culink" : ";ptxas";
+  if (!retry) key.target += ";noretry";  // the cubin kept may be the lean variant's
   drivers::cuda_module_source src;
   src.entry = entry_name(fn->name);
   src.kernel = fn->name;
   src.num_warps = fn->num_warps;
   src.smem_carveout = smem_carveout(*fn);
+  const auto variant_name = [](const ptx_kernel& k) {
+    return k.options == targets::nvptx::lowering_options::lean() ? "lean" : "";
+  };
   if (lookup) {
     if (auto hit = disk()->load(key, "cubin")) {
       ptx_kernel meta;
@@ -382,70 +480,29 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
         src.shared_bytes = meta.shared_bytes;
         src.tensor_maps = meta.tensor_maps;
         count(stat::disk_hit);
-        return drv.load_module(src);
+        auto mod = drv.load_module(src);
+        mod->variant = variant_name(meta);
+        return mod;
       }
     }
   }
-  auto k = compile_ptx(*fn, a);
-  src.shared_bytes = k->shared_bytes;
-  src.tensor_maps = k->tensor_maps;
-  std::string cubin;
-  float jit_ms = 0;
-  // ptxas where the machine has one (TILE_PTXAS=0 turns it off): it compiles the kernel as a
-  // whole program, where the driver's linker (cuLink) compiles PTX as relocatable code, whose
-  // calls (the slow paths of div.rn and sqrt.rn) follow the ABI and cost registers: 72 instead
-  // of 64 for softmax at 16384 columns, 56 instead of 40 for layer norm at 4096 (H100, driver
-  // 580), so fewer blocks fit on an SM. A cubin the driver then refuses (a ptxas newer than the
-  // driver) falls back to cuLink below.
-  bool from_ptxas = false;
-  if (const std::string px = find_ptxas(); !px.empty()) {
-    const auto t0 = std::chrono::steady_clock::now();
-    auto r = run_ptxas(px, k->ptx, a.name(), fn->name);
-    if (r.ok) {
-      cubin = std::move(r.cubin);
-      from_ptxas = true;
-      jit_ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::shared_ptr<const ptx_kernel> k = compile_ptx(*fn, a);
+  loaded best = assemble_and_load(*k, src, drv, a);
+  if (const sm_limits sm = limits_of(info); retry && worth_a_lean_try(sm, *k, *best.mod)) {
+    std::shared_ptr<const ptx_kernel> lean = compile_ptx(*fn, a, targets::nvptx::lowering_options::lean());
+    loaded other = assemble_and_load(*lean, src, drv, a);
+    if (blocks_per_sm(sm, use_of(*other.mod)) > blocks_per_sm(sm, use_of(*best.mod)) &&
+        other.mod->local_bytes <= best.mod->local_bytes) {
+      best = std::move(other);
+      k = std::move(lean);
     }
   }
-  if (cubin.empty()) {
-    try {
-      cubin = drv.ptx_to_cubin(k->ptx, fn->name, &jit_ms);
-    } catch (const tile::error&) {
-      cubin.clear();  // no JIT linker: load the PTX itself (the driver JITs it), nothing cached
-    }
+  best.mod->variant = variant_name(*k);
+  if (!best.cubin.empty()) {
+    if (use_cache) disk()->store(key, header(*k) + best.cubin, "cubin");
+    if (!dump_dir().empty()) dump_artifact(fn->name, k->digest, "cubin", best.cubin);
   }
-  if (from_ptxas) {  // a cubin the driver cannot load: the driver's own JIT instead
-    drivers::cuda_module_source trial = src;
-    trial.fmt = drivers::cuda_module_source::format::cubin;
-    trial.image = cubin;
-    try {
-      auto mod = drv.load_module(trial);
-      if (use_cache) disk()->store(key, header(*k) + cubin, "cubin");
-      if (!dump_dir().empty()) dump_artifact(fn->name, k->digest, "cubin", cubin);
-      mod->jit_ms = jit_ms;
-      return mod;
-    } catch (const tile::error&) {
-      // the driver's own JIT instead; a failure that is not the image's (a shared-memory need
-      // over the limit, a context lost to a fault) comes back from load_module below, as it is
-      try {
-        cubin = drv.ptx_to_cubin(k->ptx, fn->name, &jit_ms);
-      } catch (const tile::error&) {
-        cubin.clear();
-      }
-    }
-  }
-  if (!cubin.empty()) {
-    if (use_cache) disk()->store(key, header(*k) + cubin, "cubin");
-    if (!dump_dir().empty()) dump_artifact(fn->name, k->digest, "cubin", cubin);
-    src.fmt = drivers::cuda_module_source::format::cubin;
-    src.image = std::move(cubin);
-  } else {
-    src.fmt = drivers::cuda_module_source::format::ptx;
-    src.image = k->ptx;
-  }
-  auto mod = drv.load_module(src);
-  if (src.fmt == drivers::cuda_module_source::format::cubin) mod->jit_ms = jit_ms;  // the JIT ran in cuLink
-  return mod;
+  return std::move(best.mod);
 }
 
 }  // namespace tile::jit

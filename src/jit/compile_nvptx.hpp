@@ -32,14 +32,21 @@ struct ptx_kernel {
   std::uint32_t shared_bytes = 0;  // dynamic shared memory per block
   std::string digest;              // the compile cache key's digest (for artifact names)
   std::vector<drivers::tensor_map_spec> tensor_maps;  // hidden parameters the launch encodes (TMA)
+  targets::nvptx::lowering_options options;            // what it was lowered with
+  int widest_exp_batch = 0;        // the largest exp batch in its code (0: none; lowering_options)
 };
 
 /// Compiles `fn` for `a` (through the caches; a dump or TILE_TIME_PASSES bypasses lookups).
 /// Throws tile::error naming the op and the user's file:line for what cannot be lowered.
-std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targets::nvptx::arch& a);
+std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targets::nvptx::arch& a,
+                                              const targets::nvptx::lowering_options& options = {});
 
 /// Compiles `fn` for the driver's device and loads it: the cubin from the disk cache when a
-/// previous process left one, else PTX through the driver's JIT (the cubin then stored).
+/// previous process left one, else PTX through ptxas or the driver's JIT (the cubin then
+/// stored). Where the kernel's registers limit how many of its blocks an SM holds and a
+/// register-lean lowering could change that (lowering_options::lean), that is compiled too and
+/// kept if more blocks fit without more spills (TILE_OCCUPANCY_RETRY=0 turns this off); the
+/// module's `variant` says which.
 std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function> fn, drivers::cuda_driver& drv);
 
 }  // namespace tile::jit

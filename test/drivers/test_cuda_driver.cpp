@@ -108,6 +108,10 @@ CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) {
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 163 * 1024; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = 164 * 1024; break;
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *v = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = 2048; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: *v = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *v = 32; break;
+    case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: *v = 1024; break;
     case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 40 << 20; break;
     case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = 1410000; break;  // kHz (an A100's)
     case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = 1215000; break;
@@ -621,6 +625,10 @@ TEST_CASE("cuda driver (fake API): device info, primary context, memory") {
     CHECK(info.memory_bus_width == 5120);
     CHECK(info.total_memory == std::size_t{1} << 30);
     CHECK(info.max_grid[1] == 65535);
+    CHECK(info.max_threads_per_sm == 2048);  // the occupancy estimate's limits (jit/occupancy.hpp)
+    CHECK(info.max_registers_per_sm == 65536);
+    CHECK(info.max_blocks_per_sm == 32);
+    CHECK(info.reserved_shared_per_block == 1024);
     CHECK(info.describe() == "Fake GPU (sm_80, 4 SMs, 1.0 GiB)");
 
     fake::s.current = nullptr;
@@ -881,6 +889,10 @@ TEST_CASE("cuda (GPU): device query") {
   CHECK(info.l2_bytes > 0);
   CHECK(info.total_memory > (std::size_t{1} << 30));
   CHECK(info.driver_version >= 12000);
+  CHECK(info.max_threads_per_sm >= 1024);
+  CHECK(info.max_registers_per_sm == 65536);  // every architecture since Kepler
+  CHECK(info.max_blocks_per_sm >= 16);
+  CHECK(info.reserved_shared_per_block >= 0);
   const cuda_device_info again = query_device(0);
   CHECK(again.name == info.name);
   CHECK(again.sm_count == info.sm_count);

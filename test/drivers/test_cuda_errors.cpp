@@ -6,6 +6,8 @@
 //    another buffer) works like a buffer; a host pointer, a null pointer and a range past the end
 //    of its allocation are refused at the adopt call's line
 //  - device::set_native_stream: a CUstream made outside tile receives the launches and copies
+//  - TILE_OCCUPANCY_RETRY: softmax of 8192 columns on 16 warps compiled again register-lean,
+//    kept only with more blocks an SM, and computing the same bits
 //  - TILE_SMEM_CARVEOUT: the carveout tile's kernels prefer, as the driver reports it back (auto:
 //    100 for a kernel without loads in loops, none set for one with); a bad value names the
 //    switch and the kernel
@@ -23,6 +25,7 @@
 #include <tile/tile.hpp>
 #include <vector>
 
+#include <cmath>
 #include <cstdlib>
 
 #include "drivers/cuda/cuda_driver.hpp"
@@ -56,6 +59,8 @@ auto transpose = tile::kernel("transpose", [](tl::ptr<float> in, tl::ptr<float> 
   auto x = tl::load(in + r(_, newaxis) * B + c(newaxis, _));
   tl::store(out + c(newaxis, _) * B + r(_, newaxis), x);  // coalesced the other way: through shared memory
 });
+
+bool info_is_h100(const tile::device& dev) { return contains(dev.name(), "H100"); }
 
 /// scale on `dev` still computes (the device is usable after an error).
 void check_still_works(const tile::device& dev) {
@@ -255,5 +260,63 @@ TEST_CASE("cuda: kernels prefer the carveout TILE_SMEM_CARVEOUT says (auto: 100 
     CHECK(contains(e.what(), "test_cuda_errors.cpp:"));  // the kernel's definition
   }
   ::unsetenv("TILE_SMEM_CARVEOUT");
+  check_still_works(*dev);
+}
+
+TEST_CASE("cuda: a kernel whose registers limit its blocks an SM is compiled again lean, kept where more blocks fit "
+          "(TILE_OCCUPANCY_RETRY)") {
+  auto dev = cuda_or_skip();
+  if (!dev) return;
+  // softmax of a row of 8192 columns on 16 warps: 16 exps a thread, 47 registers by default (2
+  // blocks of 512 threads an SM on an H100), 40 with the exps in 2s (3 blocks)
+  const int rows = 4, cols = 8192;
+  auto make = [](const char* name) {
+    return tile::kernel(name, [](tl::ptr<float> out, tl::ptr<float> in, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
+      auto offs = tl::arange(0, BLOCK);
+      auto row = tl::program_id(0) * n;
+      auto x = tl::load(in + row + offs, offs < n, -INFINITY);
+      auto e = tl::exp(x - tl::max(x, 0));
+      tl::store(out + row + offs, e / tl::sum(e, 0), offs < n);
+    });
+  };
+  std::vector<float> host(std::size_t(rows) * cols);
+  for (std::size_t i = 0; i < host.size(); ++i) host[i] = float(int(i * 7919 % 1000) - 500) / 50.0f;
+  auto in = dev->upload(host);
+  struct unset_at_exit {
+    ~unset_at_exit() { ::unsetenv("TILE_OCCUPANCY_RETRY"); }
+  } restore;
+  struct compiled {
+    std::string variant;
+    int regs = 0, local = 0, blocks = 0;
+    std::vector<float> out;
+  };
+  auto run = [&](const char* name) {
+    auto k = make(name);
+    auto out = dev->alloc<float>(host.size());
+    k[{rows}](out, in, cols, "BLOCK"_c = cols, "num_warps"_c = 16);
+    auto m = tile::detail::compiled_module(k, {out, in, cols}, {tile::named("BLOCK", cols), tile::named("num_warps", 16)});
+    const auto* cm = dynamic_cast<const tile::drivers::cuda_module*>(m.get());
+    REQUIRE(cm != nullptr);
+    const auto& info = dynamic_cast<tile::drivers::cuda_driver&>(tile::detail::driver_of(*dev)).info();
+    const int per_warp = (cm->num_regs + 7) / 8 * 8 * 32;  // as src/jit/occupancy.cpp counts
+    const int blocks = std::min(info.max_threads_per_sm / 512, 4 * (info.max_registers_per_sm / 4 / per_warp) / 16);
+    return compiled{cm->variant, cm->num_regs, cm->local_bytes, blocks, out.to_host()};
+  };
+  ::setenv("TILE_OCCUPANCY_RETRY", "0", 1);
+  const compiled plain = run("softmax_no_retry");
+  ::unsetenv("TILE_OCCUPANCY_RETRY");
+  const compiled chosen = run("softmax_retry");
+  MESSAGE("softmax 8192 on 16 warps: default " << plain.regs << " registers (" << plain.blocks
+                                               << " blocks an SM), kept '" << chosen.variant << "' with " << chosen.regs
+                                               << " registers (" << chosen.blocks << " blocks)");
+  CHECK(plain.variant.empty());
+  CHECK(chosen.blocks >= plain.blocks);
+  CHECK(chosen.local <= plain.local);
+  if (chosen.variant == "lean") CHECK(chosen.blocks > plain.blocks);
+  else CHECK(chosen.regs == plain.regs);
+  // on an H100 with CUDA 12-13's ptxas: 47 registers, then 40 (the reason this exists)
+  if (info_is_h100(*dev) && plain.regs > 40) CHECK(chosen.variant == "lean");
+  // both compute the same softmax, bit for bit (the lean form is the same arithmetic, batched)
+  CHECK(chosen.out == plain.out);
   check_still_works(*dev);
 }

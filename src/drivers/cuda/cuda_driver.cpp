@@ -86,6 +86,10 @@ cuda_device_info query_device(const cuda_api& api, int index) {
   info.max_shared_per_block_optin = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   info.max_shared_per_sm = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
   info.max_registers_per_block = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+  info.max_threads_per_sm = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+  info.max_registers_per_sm = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+  info.max_blocks_per_sm = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+  info.reserved_shared_per_block = attr(cu::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK);
   info.l2_bytes = attr(cu::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
   info.clock_rate_khz = attr(cu::CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
   info.memory_clock_rate_khz = attr(cu::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);

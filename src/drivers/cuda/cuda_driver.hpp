@@ -45,6 +45,11 @@ struct cuda_device_info {
   int max_shared_per_block_optin = 0;    // bytes, with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
   int max_shared_per_sm = 0;             // bytes
   int max_registers_per_block = 0;
+  // what one SM holds at once (blocks_per_sm, src/jit/occupancy.hpp)
+  int max_threads_per_sm = 0;
+  int max_registers_per_sm = 0;
+  int max_blocks_per_sm = 0;
+  int reserved_shared_per_block = 0;     // bytes the system takes from each block's shared memory
   int l2_bytes = 0;
   int clock_rate_khz = 0;                // SM clock (CU_DEVICE_ATTRIBUTE_CLOCK_RATE)
   int memory_clock_rate_khz = 0;         // memory clock
@@ -142,6 +147,7 @@ struct cuda_module final : module {
   int local_bytes = 0;              // spills and local arrays, per thread
   int max_threads_per_block = 0;    // what its register use allows
   int smem_carveout = -1;           // the preferred carveout as the driver reports it (-1: none was set)
+  std::string variant;              // which lowering compile_cuda kept: "" the default, "lean" (fewer registers)
   std::string info_log;             // the JIT's info log (registers, spills); empty for a cubin or a JIT-cache hit
   float jit_ms = 0;                 // the JIT's own wall time (CU_JIT_WALL_TIME)
   std::shared_ptr<const cuda_context> ctx;

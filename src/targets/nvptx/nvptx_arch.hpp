@@ -1,6 +1,7 @@
 // src/targets/nvptx/nvptx_arch.hpp — layer: targets (nvptx). Which NVIDIA GPU generation code is
 // compiled for: "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a" (TILE_TARGET's spelling, ptxas's
-// -arch spelling), with the PTX ISA version LLVM 19 emits for it.
+// -arch spelling), with the PTX ISA version LLVM 19 emits for it; and the lowering's own choices
+// for that code (lowering_options).
 #pragma once
 
 #include <string>
@@ -15,6 +16,17 @@ struct arch {
   std::string name() const;  // "sm_90a"
   int ptx_version() const;   // 80 for sm_90a (PTX ISA 8.0), 78 for the others
   bool operator==(const arch&) const = default;
+};
+
+/// Choices of the lowering that trade speed within a thread for registers: compile_cuda
+/// compiles a kernel again with `lean()` where its registers limit the blocks an SM holds.
+struct lowering_options {
+  /// exp over a thread's registers is computed in batches of this many elements, each behind
+  /// its own range check (batch_fn): ptxas interleaves a batch's temporaries, so a smaller batch
+  /// takes fewer registers and a few more instructions.
+  int exp_batch = 16;
+  static lowering_options lean() { return {.exp_batch = 2}; }
+  bool operator==(const lowering_options&) const = default;
 };
 
 /// Parses "sm_90a" (also "90a", "sm90a"). Throws tile::error naming the supported list.

@@ -163,13 +163,17 @@ std::vector<llvm::Value*> NvptxTarget::batch_fn(codegen::Lowering& L, int kind, 
   if (x.empty() || !x[0]->getType()->isFloatTy()) return {};
   switch (static_cast<OpKind>(kind)) {
     case OpKind::exp: {
-      // 16 at a time: ptxas interleaves a whole batch's temporaries, and at 32 a thread (softmax
-      // of 16384 columns on 16 warps) that took 65 registers where the per-element form took 64,
-      // one CTA an SM where there were two; in 16s it takes 62 (64 with the bounds that spare
-      // the division its check)
+      // 16 at a time by default: ptxas interleaves a whole batch's temporaries, and at 32 a
+      // thread (softmax of 16384 columns on 16 warps) that took 65 registers where the
+      // per-element form took 64, one CTA an SM where there were two; in 16s it takes 62 (64
+      // with the bounds that spare the division its check). lowering_options::lean()'s 2s take
+      // softmax of 8192 columns on 16 warps from 47 registers to 40 (3 CTAs an SM, not 2).
+      const auto n = static_cast<std::size_t>(std::max(options_.exp_batch, 1));
       std::vector<llvm::Value*> out;
-      for (std::size_t i = 0; i < x.size(); i += 16) {
-        const std::vector<llvm::Value*> part = batch_exp(L, x.subspan(i, std::min<std::size_t>(16, x.size() - i)));
+      for (std::size_t i = 0; i < x.size(); i += n) {
+        const std::size_t len = std::min(n, x.size() - i);
+        widest_exp_batch_ = std::max(widest_exp_batch_, static_cast<int>(len));
+        const std::vector<llvm::Value*> part = batch_exp(L, x.subspan(i, len));
         out.insert(out.end(), part.begin(), part.end());
       }
       return out;

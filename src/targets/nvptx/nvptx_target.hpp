@@ -24,8 +24,11 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
  public:
   /// `tensor_maps`: hidden CUtensorMap parameters (128 bytes, __grid_constant__) after the
   /// runtime arguments, for the kernel's TMA copies.
-  NvptxTarget(const arch& a, int num_warps, unsigned tensor_maps = 0)
-      : arch_(a), num_warps_(num_warps), tensor_maps_(tensor_maps) {}
+  NvptxTarget(const arch& a, int num_warps, unsigned tensor_maps = 0, lowering_options options = {})
+      : arch_(a), num_warps_(num_warps), tensor_maps_(tensor_maps), options_(options) {}
+  /// The largest exp batch the lowering emitted (0: none): what lowering_options::lean() would
+  /// change.
+  int widest_exp_batch() const { return widest_exp_batch_; }
   std::string name() const override { return "nvptx (" + arch_.name() + ")"; }
   void configure_module(llvm::Module& m) const override;
   llvm::Function* declare_kernel(llvm::Module& m, const ir::Function& f, const std::string& symbol) const override;
@@ -84,6 +87,8 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   arch arch_;
   int num_warps_;
   unsigned tensor_maps_ = 0;
+  lowering_options options_;
+  mutable int widest_exp_batch_ = 0;  // recorded by batch_fn, which the lowering calls as const
 };
 
 }  // namespace tile::targets::nvptx
