@@ -426,19 +426,15 @@ block_use use_of(const drivers::cuda_module& m) {
           .shared_bytes = static_cast<std::int64_t>(m.shared_bytes) + m.static_shared_bytes};
 }
 
-/// Whether `first` (lowered with the default options) is worth compiling again register-lean:
-/// its registers, not its threads or shared memory, limit its blocks an SM, and a leaner
-/// lowering would change its code (an exp batch wider than lean()'s). Softmax of 8192 columns
-/// on 16 warps: 47 registers, 2 blocks of 512 threads an SM where 4 fit by threads; lean, 40
-/// registers and 3 blocks (H100).
-bool worth_a_lean_try(const sm_limits& sm, const ptx_kernel& k, const drivers::cuda_module& first) {
-  if (k.widest_exp_batch <= targets::nvptx::lowering_options::lean().exp_batch) return false;
-  block_use any_registers = use_of(first);
-  any_registers.registers = 0;
-  const int now = blocks_per_sm(sm, use_of(first));
-  return blocks_per_sm(sm, any_registers) > now && registers_for(sm, any_registers.threads, now + 1) > 0;
-}
 }  // namespace
+
+bool lean_worth_trying(const sm_limits& sm, const ptx_kernel& k, const block_use& first) {
+  return k.widest_exp_batch > targets::nvptx::lowering_options::lean().exp_batch && registers_limit(sm, first);
+}
+
+std::string variant_name(const ptx_kernel& k) {
+  return k.options == targets::nvptx::lowering_options::lean() ? "lean" : "";
+}
 
 std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function> fn, drivers::cuda_driver& drv) {
   const auto& info = drv.info();
@@ -467,9 +463,6 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
   src.kernel = fn->name;
   src.num_warps = fn->num_warps;
   src.smem_carveout = smem_carveout(*fn);
-  const auto variant_name = [](const ptx_kernel& k) {
-    return k.options == targets::nvptx::lowering_options::lean() ? "lean" : "";
-  };
   if (lookup) {
     if (auto hit = disk()->load(key, "cubin")) {
       ptx_kernel meta;
@@ -488,13 +481,17 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
   }
   std::shared_ptr<const ptx_kernel> k = compile_ptx(*fn, a);
   loaded best = assemble_and_load(*k, src, drv, a);
-  if (const sm_limits sm = limits_of(info); retry && worth_a_lean_try(sm, *k, *best.mod)) {
-    std::shared_ptr<const ptx_kernel> lean = compile_ptx(*fn, a, targets::nvptx::lowering_options::lean());
-    loaded other = assemble_and_load(*lean, src, drv, a);
-    if (blocks_per_sm(sm, use_of(*other.mod)) > blocks_per_sm(sm, use_of(*best.mod)) &&
-        other.mod->local_bytes <= best.mod->local_bytes) {
-      best = std::move(other);
-      k = std::move(lean);
+  if (const sm_limits sm = limits_of(info); retry && lean_worth_trying(sm, *k, use_of(*best.mod))) {
+    try {
+      std::shared_ptr<const ptx_kernel> lean = compile_ptx(*fn, a, targets::nvptx::lowering_options::lean());
+      loaded other = assemble_and_load(*lean, src, drv, a);
+      if (holds_more(sm, use_of(*best.mod), best.mod->local_bytes, use_of(*other.mod), other.mod->local_bytes)) {
+        best = std::move(other);
+        k = std::move(lean);
+      }
+    } catch (const tile::error&) {
+      // a second try only: the first build stands (an error that is the device's, not the
+      // code's, comes back at the launch)
     }
   }
   best.mod->variant = variant_name(*k);

@@ -14,6 +14,7 @@
 #include "drivers/cuda/cuda_driver.hpp"
 #include "drivers/driver.hpp"
 #include "ir/ir.hpp"
+#include "jit/occupancy.hpp"
 #include "targets/nvptx/nvptx_arch.hpp"
 
 namespace tile::drivers {
@@ -40,6 +41,15 @@ struct ptx_kernel {
 /// Throws tile::error naming the op and the user's file:line for what cannot be lowered.
 std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targets::nvptx::arch& a,
                                               const targets::nvptx::lowering_options& options = {});
+
+/// Whether `k`, assembled to use `first` a block, is worth compiling again with
+/// lowering_options::lean(): its registers, not its threads or shared memory, limit its blocks
+/// an SM, and the lean lowering would change its code (an exp batch wider than lean()'s).
+/// Softmax of 8192 columns on 16 warps: 47 registers, 2 blocks of 512 threads an SM where 4 fit
+/// by threads; lean, 40 registers and 3 blocks (H100).
+bool lean_worth_trying(const sm_limits& sm, const ptx_kernel& k, const block_use& first);
+/// "lean" for a kernel lowered with lowering_options::lean(), else "".
+std::string variant_name(const ptx_kernel& k);
 
 /// Compiles `fn` for the driver's device and loads it: the cubin from the disk cache when a
 /// previous process left one, else PTX through ptxas or the driver's JIT (the cubin then

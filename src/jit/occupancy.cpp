@@ -19,6 +19,17 @@ int warps_by_registers(const sm_limits& sm, int regs) {
 }
 }  // namespace
 
+sm_limits sm_limits_of(int sm) {
+  sm_limits l;  // sm_90: 2048 threads, 32 blocks, 228 KiB
+  if (sm == 80 || sm == 87) l.shared_bytes = 164 * 1024;
+  if (sm == 86 || sm == 89) {
+    l.max_threads = 1536;
+    l.max_blocks = sm == 86 ? 16 : 24;
+    l.shared_bytes = 100 * 1024;
+  }
+  return l;
+}
+
 int blocks_per_sm(const sm_limits& sm, const block_use& b) {
   if (b.threads <= 0 || b.registers > kMaxRegisters) return 0;
   const int warps = warps_of(b.threads);
@@ -38,6 +49,17 @@ int registers_for(const sm_limits& sm, int threads, int blocks) {
   const int per_scheduler = (warps + kSchedulers - 1) / kSchedulers;
   const int regs = sm.max_registers / kSchedulers / per_scheduler / 32 / kRegisterUnit * kRegisterUnit;
   return std::min(regs, kMaxRegisters / kRegisterUnit * kRegisterUnit);
+}
+
+bool registers_limit(const sm_limits& sm, const block_use& b) {
+  block_use any = b;
+  any.registers = 0;
+  const int now = blocks_per_sm(sm, b);
+  return blocks_per_sm(sm, any) > now && registers_for(sm, b.threads, now + 1) > 0;
+}
+
+bool holds_more(const sm_limits& sm, const block_use& first, int first_local, const block_use& other, int other_local) {
+  return blocks_per_sm(sm, other) > blocks_per_sm(sm, first) && other_local <= first_local;
 }
 
 }  // namespace tile::jit

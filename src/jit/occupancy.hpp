@@ -17,6 +17,10 @@ struct sm_limits {
   std::int64_t reserved_shared_per_block = 1024;
 };
 
+/// An SM's limits by compute capability (sm: 80, 86, 87, 89, 90), from NVIDIA's tables; a
+/// device's own come from the driver (cuda_device_info).
+sm_limits sm_limits_of(int sm);
+
 /// What one block of a kernel uses.
 struct block_use {
   int threads = 128;
@@ -33,5 +37,13 @@ int blocks_per_sm(const sm_limits& sm, const block_use& b);
 /// The most registers a thread of a `threads`-thread block may use for `blocks` such blocks to
 /// fit on one SM as far as registers go (a multiple of 8; 0 when no count allows it).
 int registers_for(const sm_limits& sm, int threads, int blocks);
+
+/// Whether registers, and nothing else, keep another block of `b` off the SM: with fewer
+/// registers a thread (and as many as a thread may have), one more block would fit.
+bool registers_limit(const sm_limits& sm, const block_use& b);
+
+/// Whether a second build of a kernel, `other` (spilling `other_local` bytes a thread), is
+/// better than the first, `first`: more blocks an SM, and no more spills.
+bool holds_more(const sm_limits& sm, const block_use& first, int first_local, const block_use& other, int other_local);
 
 }  // namespace tile::jit

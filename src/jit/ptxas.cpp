@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -17,11 +18,12 @@
 #include <iterator>
 #include <mutex>
 #include <sstream>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "drivers/null/null_driver.hpp"
 #include "jit/dump.hpp"
+#include "jit/occupancy.hpp"
 #include "support/env.hpp"
 
 extern char** environ;
@@ -126,7 +128,7 @@ ptxas_result run_ptxas(const std::string& ptxas, std::string_view ptx, const std
     return r;
   }
   const std::string arch_flag = "-arch=" + arch;
-  std::vector<std::string> args = {ptxas, arch_flag, "-o", out, in};
+  std::vector<std::string> args = {ptxas, arch_flag, "-v", "-o", out, in};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -162,21 +164,36 @@ ptxas_result run_ptxas(const std::string& ptxas, std::string_view ptx, const std
   }
   r.cubin = read_file(out);
   r.ok = !r.cubin.empty();
+  // -v's report: "ptxas info    : Used 47 registers, used 1 barriers" and, under "Function
+  // properties for <entry>", "8 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads"
+  // (one kernel a module: the first of each)
+  auto number_before = [&](std::string_view what) {
+    const auto at = r.log.find(what);
+    if (at == std::string::npos) return -1;
+    auto begin = at;
+    while (begin > 0 && r.log[begin - 1] >= '0' && r.log[begin - 1] <= '9') --begin;
+    return begin == at ? -1 : std::stoi(r.log.substr(begin, at - begin));
+  };
+  r.registers = number_before(" registers");
+  r.spill_bytes = std::max(number_before(" bytes spill stores"), 0);
   if (!r.ok) r.log += (r.log.empty() ? "" : "\n") + std::string("ptxas succeeded but wrote no cubin");
   return r;
 }
 
-bool assemble(const ptx_kernel& k) {
+bool assemble(const ptx_kernel& k, ptxas_usage* usage) {
   const std::string ptxas = find_ptxas();
   if (ptxas.empty()) return false;
   const std::string digest = digest_of(k);
   const std::string dump = dump_dir();
   static std::mutex mu;
-  static std::unordered_set<std::string> done;  // arch|digest|dump dir of every PTX ptxas accepted
+  static std::unordered_map<std::string, ptxas_usage> done;  // arch|digest|dump dir of every PTX ptxas accepted
   const std::string key = k.arch + "|" + digest + "|" + dump;
   {
     std::lock_guard l(mu);
-    if (done.count(key)) return true;
+    if (auto it = done.find(key); it != done.end()) {
+      if (usage) *usage = it->second;
+      return true;
+    }
   }
   ptxas_result r = run_ptxas(ptxas, k.ptx, k.arch, k.entry.empty() ? k.kernel : k.entry);
   if (!r.ok) {
@@ -186,20 +203,44 @@ bool assemble(const ptx_kernel& k) {
     throw tile::error(msg, {}, k.kernel);
   }
   dump_artifact(k.kernel, digest, "cubin", r.cubin);
+  const ptxas_usage u{.registers = r.registers, .spill_bytes = r.spill_bytes};
+  if (usage) *usage = u;
   std::lock_guard l(mu);
-  done.insert(key);
+  done.emplace(key, u);
   return true;
 }
 
 std::unique_ptr<drivers::module> compile_null(const ir::Function& fn, const targets::nvptx::arch& a) {
   std::shared_ptr<const ptx_kernel> k = compile_ptx(fn, a);  // writes .tir, .layouts, .ll, .ptx when dumping
+  ptxas_usage usage;
+  const bool assembled = assemble(*k, &usage);
+  const sm_limits sm = sm_limits_of(a.sm);
+  const auto use = [](const ptx_kernel& p, const ptxas_usage& u) {
+    return block_use{.threads = 32 * p.num_warps, .registers = u.registers, .shared_bytes = p.shared_bytes};
+  };
+  if (assembled && usage.registers >= 0 && env::enabled("TILE_OCCUPANCY_RETRY") &&
+      lean_worth_trying(sm, *k, use(*k, usage))) {
+    try {
+      std::shared_ptr<const ptx_kernel> lean = compile_ptx(fn, a, targets::nvptx::lowering_options::lean());
+      ptxas_usage lean_usage;
+      if (assemble(*lean, &lean_usage) && lean_usage.registers >= 0 &&
+          holds_more(sm, use(*k, usage), usage.spill_bytes, use(*lean, lean_usage), lean_usage.spill_bytes)) {
+        k = std::move(lean);
+        usage = lean_usage;
+      }
+    } catch (const tile::error&) {
+      // a second try only: the first build stands
+    }
+  }
   auto m = std::make_unique<drivers::null_module>();
   m->kernel = fn.name;
   m->entry = k->entry;
   m->arch = k->arch.empty() ? a.name() : k->arch;
   m->num_warps = k->num_warps;
   m->shared_bytes = k->shared_bytes;
-  m->assembled = assemble(*k);
+  m->assembled = assembled;
+  m->registers = usage.registers;
+  m->variant = variant_name(*k);
   return m;
 }
 

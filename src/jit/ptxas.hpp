@@ -30,26 +30,36 @@ namespace tile::jit {
 std::string find_ptxas();
 
 struct ptxas_result {
-  bool ok = false;    // ptxas exited with status 0 and wrote the cubin
-  std::string log;    // its standard output and error (or why it could not be run)
-  std::string cubin;  // the cubin's bytes, when ok
+  bool ok = false;      // ptxas exited with status 0 and wrote the cubin
+  std::string log;      // its standard output and error (or why it could not be run), -v's report included
+  std::string cubin;    // the cubin's bytes, when ok
+  int registers = -1;   // a thread's registers, from -v's report (-1: not reported)
+  int spill_bytes = 0;  // a thread's spill stores, in bytes, from -v's report
 };
 
-/// Runs `ptxas -arch=<arch> -o <name>.cubin <name>.ptx` on `ptx` in a fresh temporary directory
+/// Runs `ptxas -arch=<arch> -v -o <name>.cubin <name>.ptx` on `ptx` in a fresh temporary directory
 /// (removed afterwards); `name` (sanitized) only names the files ptxas's messages mention.
 /// Never throws for what ptxas reports: that is the result.
 ptxas_result run_ptxas(const std::string& ptxas, std::string_view ptx, const std::string& arch,
                        std::string_view name = "kernel");
 
+/// What ptxas reported of a kernel it assembled.
+struct ptxas_usage {
+  int registers = -1;  // a thread's (-1: not reported)
+  int spill_bytes = 0;
+};
+
 /// Assembles `k` for k.arch with find_ptxas()'s ptxas, at most once per process for one PTX
-/// (again when TILE_DUMP_DIR changes), writing <kernel>-<digest>.cubin into TILE_DUMP_DIR.
-/// Returns false when there is no ptxas; throws tile::error naming the kernel and quoting ptxas's
-/// output when ptxas rejects the PTX.
-bool assemble(const ptx_kernel& k);
+/// (again when TILE_DUMP_DIR changes), writing <kernel>-<digest>.cubin into TILE_DUMP_DIR, and
+/// what ptxas reported into `usage` where given. Returns false when there is no ptxas; throws
+/// tile::error naming the kernel and quoting ptxas's output when ptxas rejects the PTX.
+bool assemble(const ptx_kernel& k, ptxas_usage* usage = nullptr);
 
 /// The null backend's compile: compile_ptx for `a` (which writes the .ptx into TILE_DUMP_DIR),
-/// then assemble() where ptxas is present. The module (drivers::null_module) carries what launches
-/// are checked with.
+/// then assemble() where ptxas is present; there, as compile_cuda does on a device, a kernel
+/// whose registers limit its blocks an SM of `a` is compiled again register-lean and that kept
+/// where more blocks fit (TILE_OCCUPANCY_RETRY). The module (drivers::null_module) carries what
+/// launches are checked with, and which variant was kept.
 std::unique_ptr<drivers::module> compile_null(const ir::Function& fn, const targets::nvptx::arch& a);
 
 /// TILE_PTXAS_CHECK=<arch> (e.g. sm_90a): compiles `fn` with compile_ptx for <arch> and

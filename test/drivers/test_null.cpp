@@ -19,14 +19,18 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <source_location>
 #include <string>
+#include <tuple>
 #include <tile/tile.hpp>
 #include <vector>
 
 #include "drivers/null/null_driver.hpp"
+#include "jit/occupancy.hpp"
 #include "jit/ptxas.hpp"
+#include "runtime/kernel_access.hpp"
 
 using namespace tile::literals;
 namespace fs = std::filesystem;
@@ -245,6 +249,69 @@ TEST_CASE("null: a launch compiles the kernel, writes its PTX (and cubin) and ru
   CHECK(add_null.core().traces() == 1);
   // An empty grid is valid (and runs nothing, as everywhere).
   add_null[{0}](x, y, out, n, "BLOCK"_c = 256);
+}
+
+TEST_CASE("null: a kernel whose registers limit its blocks an SM is compiled again lean, as on a device "
+          "(TILE_OCCUPANCY_RETRY)") {
+  const std::string ptxas = ptxas_or_message("the register-lean retry (it needs ptxas's register counts)");
+  if (ptxas.empty()) return;
+  scoped_env t("TILE_TARGET", nullptr);  // sm_90a: 2048 threads and 65536 registers an SM
+  auto d = null_dev();
+  // softmax of a row of 8192 columns on 16 warps: 16 exps a thread; the default lowering (exp in
+  // batches of 16) takes 47 registers with CUDA 13's ptxas, 2 blocks of 512 threads an SM; in 2s,
+  // 40 and 3 blocks. (The same kernel with the row's offset computed as program_id * n takes 42
+  // in 2s, still 2 blocks: then the default is kept, as it should be.)
+  auto make = [](const char* name) {
+    return tile::kernel(name, [](tl::ptr<float> out, tl::ptr<float> in, tl::i32 stride, tl::i32 n,
+                                 tl::constexpr_<"BLOCK"> BLOCK) {  // bench/kernels.hpp's
+      auto row = tl::program_id(0);
+      auto cols = tl::arange(0, BLOCK);
+      auto x = tl::load(in + row * stride + cols, cols < n, -tl::inf<float>());
+      auto e = tl::exp(x - tl::max(x, 0));
+      tl::store(out + row * stride + cols, e / tl::sum(e, 0), cols < n);
+    });
+  };
+  const int cols = 8192;
+  auto in = d.alloc<float>(cols), out = d.alloc<float>(cols);
+  auto module_of = [&](const char* name, int num_warps) {
+    temp_dir dump(name);
+    scoped_env dd("TILE_DUMP_DIR", dump.path.c_str());
+    auto k = make(name);
+    auto m = tile::detail::compiled_module(k, {out, in, cols, cols},
+                                           {tile::named("BLOCK", cols), tile::named("num_warps", num_warps)});
+    const auto* nm = dynamic_cast<const tile::drivers::null_module*>(m.get());
+    REQUIRE(nm != nullptr);
+    CHECK(nm->assembled);
+    CHECK(nm->registers > 0);
+    const tile::jit::block_use use{.threads = 32 * num_warps, .registers = nm->registers,
+                                   .shared_bytes = nm->shared_bytes};
+    return std::tuple{nm->variant, nm->registers, tile::jit::blocks_per_sm(tile::jit::sm_limits_of(90), use),
+                      dump.files(name, ".ptx").size()};
+  };
+  const auto [plain_variant, plain_regs, plain_blocks, plain_ptx] = [&] {
+    scoped_env off("TILE_OCCUPANCY_RETRY", "0");
+    return module_of("softmax_plain", 16);
+  }();
+  const auto [variant, regs, blocks, ptx_files] = module_of("softmax_retried", 16);
+  MESSAGE("softmax of 8192 columns, 16 warps, sm_90a: " << plain_regs << " registers (" << plain_blocks
+                                                        << " blocks an SM) by default; kept '" << variant << "', "
+                                                        << regs << " registers (" << blocks << " blocks)");
+  CHECK(plain_variant.empty());
+  CHECK(plain_ptx == 1);
+  if (variant == "lean") {  // tried and kept: more blocks
+    CHECK(blocks > plain_blocks);
+    CHECK(ptx_files == 2);  // both lowerings' PTX are in the dump
+  } else {
+    CHECK(regs == plain_regs);
+  }
+  if (plain_blocks < 4) CHECK(ptx_files == 2);  // registers limited it: the lean form was tried
+  // 4 warps (64 exps a thread, 128 registers): registers limit it (4 blocks of 128 threads),
+  // the lean form is tried, but it needs the same registers for the row: the default stays
+  const auto [wide_variant, wide_regs, wide_blocks, wide_ptx] = module_of("softmax_4_warps", 4);
+  MESSAGE("softmax of 8192 columns, 4 warps: " << wide_regs << " registers, " << wide_blocks << " blocks, kept '"
+                                               << wide_variant << "'");
+  CHECK(wide_ptx == 2);
+  if (wide_variant.empty()) CHECK(wide_blocks == 4);
 }
 
 TEST_CASE("null: a grid over the limits names the kernel and the launch's line") {

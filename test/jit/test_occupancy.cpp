@@ -61,3 +61,22 @@ TEST_CASE("occupancy: the registers a thread may have for one more block") {
 }
 
 }  // namespace
+
+namespace {
+TEST_CASE("occupancy: when registers alone keep a block off, and which of two builds holds more") {
+  CHECK(tile::jit::registers_limit(h100, {.threads = 512, .registers = 47}));    // 2 blocks, 4 by threads
+  CHECK(!tile::jit::registers_limit(h100, {.threads = 512, .registers = 32}));   // 4: the thread limit
+  CHECK(!tile::jit::registers_limit(h100, {.threads = 512, .registers = 29}));
+  CHECK(tile::jit::registers_limit(h100, {.threads = 512, .registers = 64}));    // 2; 3 would need 40
+  CHECK(tile::jit::registers_limit(h100, {.threads = 1024, .registers = 64}));   // 1; 2 by threads
+  CHECK(!tile::jit::registers_limit(h100, {.threads = 1024, .registers = 32}));  // 2 by threads already
+  // shared memory the limit: 100 KiB a block, 2 an SM whatever the registers
+  CHECK(!tile::jit::registers_limit(h100, {.threads = 512, .registers = 64, .shared_bytes = 100 * 1024}));
+  CHECK(tile::jit::registers_limit(h100, {.threads = 128, .registers = 255}));  // 4 blocks; 16 by threads
+  const block_use first{.threads = 512, .registers = 47}, lean{.threads = 512, .registers = 40};
+  CHECK(tile::jit::holds_more(h100, first, 0, lean, 0));
+  CHECK(!tile::jit::holds_more(h100, first, 0, lean, 8));  // spills: not worth a block
+  CHECK(!tile::jit::holds_more(h100, first, 0, {.threads = 512, .registers = 44}, 0));  // still 2
+  CHECK(!tile::jit::holds_more(h100, lean, 0, first, 0));
+}
+}  // namespace

@@ -45,6 +45,8 @@ struct null_module final : module {
   int num_warps = 4;                  // 32 * num_warps threads per block
   std::uint32_t shared_bytes = 0;     // dynamic shared memory per block
   bool assembled = false;             // ptxas accepted the PTX (false: no ptxas was found)
+  int registers = -1;                 // a thread's, as ptxas reported them (-1: not assembled)
+  std::string variant;                // the lowering kept: "" the default, "lean" (jit::compile_null)
 };
 
 /// The null driver for `limits`' target.
