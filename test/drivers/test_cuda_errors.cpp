@@ -29,6 +29,7 @@
 
 #include "drivers/cuda/cuda_driver.hpp"
 #include "runtime/device_impl.hpp"
+#include "row_softmax.hpp"
 #include "runtime/kernel_access.hpp"
 
 using namespace tile::literals;
@@ -266,19 +267,8 @@ TEST_CASE("cuda: a kernel whose registers limit its blocks an SM is compiled aga
           "(TILE_OCCUPANCY_RETRY)") {
   auto dev = cuda_or_skip();
   if (!dev) return;
-  // softmax of a row of 8192 columns on 16 warps: 16 exps a thread, 47 registers by default (2
-  // blocks of 512 threads an SM on an H100), 40 with the exps in 2s (3 blocks)
+  // row_softmax.hpp: 8192 columns on 16 warps, 47 registers by default, 40 lean (H100)
   const int rows = 4, width = 8192;
-  auto make = [](const char* name) {
-    return tile::kernel(name, [](tl::ptr<float> out, tl::ptr<float> in, tl::i32 stride, tl::i32 n,
-                                 tl::constexpr_<"BLOCK"> BLOCK) {  // bench/kernels.hpp's
-      auto row = tl::program_id(0);
-      auto cols = tl::arange(0, BLOCK);
-      auto x = tl::load(in + row * stride + cols, cols < n, -tl::inf<float>());
-      auto e = tl::exp(x - tl::max(x, 0));
-      tl::store(out + row * stride + cols, e / tl::sum(e, 0), cols < n);
-    });
-  };
   std::vector<float> host(std::size_t(rows) * width);
   for (std::size_t i = 0; i < host.size(); ++i) host[i] = float(int(i * 7919 % 1000) - 500) / 50.0f;
   auto in = dev->upload(host);
@@ -291,7 +281,7 @@ TEST_CASE("cuda: a kernel whose registers limit its blocks an SM is compiled aga
     std::vector<float> out;
   };
   auto run = [&](const char* name) {
-    auto k = make(name);
+    auto k = make_row_softmax(name);
     auto out = dev->alloc<float>(host.size());
     k[{rows}](out, in, width, width, "BLOCK"_c = width, "num_warps"_c = 16);
     auto m = tile::detail::compiled_module(k, {out, in, width, width},

@@ -19,7 +19,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
-#include <limits>
 #include <optional>
 #include <source_location>
 #include <string>
@@ -30,6 +29,7 @@
 #include "drivers/null/null_driver.hpp"
 #include "jit/occupancy.hpp"
 #include "jit/ptxas.hpp"
+#include "row_softmax.hpp"
 #include "runtime/kernel_access.hpp"
 
 using namespace tile::literals;
@@ -257,26 +257,13 @@ TEST_CASE("null: a kernel whose registers limit its blocks an SM is compiled aga
   if (ptxas.empty()) return;
   scoped_env t("TILE_TARGET", nullptr);  // sm_90a: 2048 threads and 65536 registers an SM
   auto d = null_dev();
-  // softmax of a row of 8192 columns on 16 warps: 16 exps a thread; the default lowering (exp in
-  // batches of 16) takes 47 registers with CUDA 13's ptxas, 2 blocks of 512 threads an SM; in 2s,
-  // 40 and 3 blocks. (The same kernel with the row's offset computed as program_id * n takes 42
-  // in 2s, still 2 blocks: then the default is kept, as it should be.)
-  auto make = [](const char* name) {
-    return tile::kernel(name, [](tl::ptr<float> out, tl::ptr<float> in, tl::i32 stride, tl::i32 n,
-                                 tl::constexpr_<"BLOCK"> BLOCK) {  // bench/kernels.hpp's
-      auto row = tl::program_id(0);
-      auto cols = tl::arange(0, BLOCK);
-      auto x = tl::load(in + row * stride + cols, cols < n, -tl::inf<float>());
-      auto e = tl::exp(x - tl::max(x, 0));
-      tl::store(out + row * stride + cols, e / tl::sum(e, 0), cols < n);
-    });
-  };
+  // row_softmax.hpp: 47 registers by default at 8192 columns on 16 warps, 40 lean
   const int cols = 8192;
   auto in = d.alloc<float>(cols), out = d.alloc<float>(cols);
   auto module_of = [&](const char* name, int num_warps) {
     temp_dir dump(name);
     scoped_env dd("TILE_DUMP_DIR", dump.path.c_str());
-    auto k = make(name);
+    auto k = make_row_softmax(name);
     auto m = tile::detail::compiled_module(k, {out, in, cols, cols},
                                            {tile::named("BLOCK", cols), tile::named("num_warps", num_warps)});
     const auto* nm = dynamic_cast<const tile::drivers::null_module*>(m.get());
