@@ -44,9 +44,9 @@ std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targ
 
 /// Whether `k`, assembled to use `first` a block, is worth compiling again with
 /// lowering_options::lean(): its registers, not its threads or shared memory, limit its blocks
-/// an SM, and the lean lowering would change its code (an exp batch wider than lean()'s).
-/// Softmax of 8192 columns on 16 warps: 47 registers, 2 blocks of 512 threads an SM where 4 fit
-/// by threads; lean, 40 registers and 3 blocks (H100).
+/// an SM, another block would need at most 16 fewer, and the lean lowering would change its code
+/// (an exp batch wider than lean()'s). Softmax of 8192 columns on 16 warps: 47 registers, 2
+/// blocks of 512 threads an SM where 4 fit by threads; lean, 40 registers and 3 blocks (H100).
 bool lean_worth_trying(const sm_limits& sm, const ptx_kernel& k, const block_use& first);
 /// "lean" for a kernel lowered with lowering_options::lean(), else "".
 std::string variant_name(const ptx_kernel& k);

@@ -291,14 +291,16 @@ TEST_CASE("null: a kernel whose registers limit its blocks an SM is compiled aga
   } else {
     CHECK(regs == plain_regs);
   }
-  if (plain_blocks < 4) CHECK(ptx_files == 2);  // registers limited it: the lean form was tried
-  // 4 warps (64 exps a thread, 128 registers): registers limit it (4 blocks of 128 threads),
-  // the lean form is tried, but it needs the same registers for the row: the default stays
+  // registers limited it and another block was within reach: the lean form was tried
+  const int next = tile::jit::registers_for(tile::jit::sm_limits_of(90), 512, plain_blocks + 1);
+  if (plain_blocks < 4 && plain_regs - next <= 16) CHECK(ptx_files == 2);
+  // 4 warps (64 exps a thread, 128 registers, 4 blocks of 128 threads): a fifth block would need
+  // 96, more than the lean form frees: not tried, one build
   const auto [wide_variant, wide_regs, wide_blocks, wide_ptx] = module_of("softmax_4_warps", 4);
   MESSAGE("softmax of 8192 columns, 4 warps: " << wide_regs << " registers, " << wide_blocks << " blocks, kept '"
                                                << wide_variant << "'");
-  CHECK(wide_ptx == 2);
-  if (wide_variant.empty()) CHECK(wide_blocks == 4);
+  CHECK(wide_variant.empty());
+  if (wide_regs > 96 + 16) CHECK(wide_ptx == 1);
 }
 
 TEST_CASE("null: a grid over the limits names the kernel and the launch's line") {
