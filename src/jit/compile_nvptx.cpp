@@ -222,9 +222,10 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
   k->arch = a.name();
   k->num_warps = original.num_warps;
   k->digest = digest;
-  // shared memory a CTA may opt into: sm_90 228 KB, sm_80/sm_87 164 KB, other sm_8x 100 KB (1 KB
-  // of each is the driver's)
-  const std::uint64_t smem_limit = (a.sm >= 90 ? 227 : a.sm == 80 || a.sm == 87 ? 163 : 99) * 1024;
+  // shared memory a CTA may opt into: the SM's (sm_90 228 KB, sm_80/sm_87 164 KB, other sm_8x 100
+  // KB) less the 1 KB the driver keeps of each block's
+  const sm_limits sm = sm_limits_of(a.sm);
+  const auto smem_limit = static_cast<std::uint64_t>(sm.shared_bytes - sm.reserved_shared_per_block);
   // descriptor loads: kept for the TMA where tma_candidate says so (sm_90a), the rest masked
   // loads; should a loop that kept some not be pipelined, all become masked loads
   const bool tma = a.sm >= 90 && a.accel;

@@ -21,12 +21,14 @@ int warps_by_registers(const sm_limits& sm, int regs) {
 
 sm_limits sm_limits_of(int sm) {
   sm_limits l;  // sm_90: 2048 threads, 32 blocks, 228 KiB
-  if (sm == 80 || sm == 87) l.shared_bytes = 164 * 1024;
-  if (sm == 86 || sm == 89) {
-    l.max_threads = 1536;
-    l.max_blocks = sm == 86 ? 16 : 24;
-    l.shared_bytes = 100 * 1024;
+  if (sm >= 90) return l;
+  if (sm == 80 || sm == 87) {
+    l.shared_bytes = 164 * 1024;
+    return l;
   }
+  l.max_threads = 1536;  // sm_86, sm_89 (and what else is older: the smaller figures)
+  l.max_blocks = sm == 89 ? 24 : 16;
+  l.shared_bytes = 100 * 1024;
   return l;
 }
 

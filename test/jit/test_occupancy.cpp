@@ -36,10 +36,16 @@ TEST_CASE("occupancy: threads, the block limit and shared memory") {
   CHECK(blocks_per_sm(h100, {.threads = 128, .registers = 32, .shared_bytes = 227 * 1024}) == 1);
   CHECK(blocks_per_sm(h100, {.threads = 128, .registers = 32, .shared_bytes = 228 * 1024}) == 0);
   CHECK(blocks_per_sm(h100, {.threads = 0, .registers = 32}) == 0);
-  sm_limits a10 = h100;  // sm_86: 1536 threads, 16 blocks, 100 KiB
-  a10.max_threads = 1536, a10.max_blocks = 16, a10.shared_bytes = 100 * 1024;
+  const sm_limits a10 = tile::jit::sm_limits_of(86);  // 1536 threads, 16 blocks, 100 KiB
+  CHECK(a10.max_threads == 1536);
   CHECK(blocks_per_sm(a10, {.threads = 512, .registers = 32}) == 3);
   CHECK(blocks_per_sm(a10, {.threads = 64, .registers = 32}) == 16);
+  CHECK(blocks_per_sm(tile::jit::sm_limits_of(89), {.threads = 64, .registers = 32}) == 24);
+  // the limits by arch: what a block may opt into is the SM's less the 1 KiB reserved
+  CHECK(tile::jit::sm_limits_of(90).shared_bytes - h100.reserved_shared_per_block == 227 * 1024);
+  CHECK(tile::jit::sm_limits_of(80).shared_bytes == 164 * 1024);
+  CHECK(tile::jit::sm_limits_of(87).max_threads == 2048);
+  CHECK(tile::jit::sm_limits_of(89).shared_bytes == 100 * 1024);
 }
 
 TEST_CASE("occupancy: the registers a thread may have for one more block") {
