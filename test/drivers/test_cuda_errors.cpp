@@ -305,8 +305,9 @@ TEST_CASE("cuda: a kernel whose registers limit its blocks an SM is compiled aga
   CHECK(chosen.local <= plain.local);
   if (chosen.variant == "lean") CHECK(chosen.blocks > plain.blocks);
   else CHECK(chosen.regs == plain.regs);
-  // on an H100 (driver 580, session 12's run 17): 47 registers, then 40 (the reason this exists)
-  if (info_is_h100(*dev) && plain.regs > 40) CHECK(chosen.variant == "lean");
+  // on an H100 with session 12's driver (580): 47 registers, and 40 in 2s (run 17, the driver's
+  // JIT; ptxas 13.0 here gives the same), the reason this exists
+  if (info_is_h100(*dev) && plain.regs == 47) CHECK(chosen.variant == "lean");
   // both compute the same softmax, bit for bit (the lean form is the same arithmetic, batched)
   CHECK(chosen.out == plain.out);
   check_still_works(*dev);
