@@ -1,7 +1,8 @@
 // src/jit/occupancy.hpp — layer: jit. How many blocks of a compiled kernel one SM holds at once,
 // from the SM's limits (threads, registers, shared memory, blocks) and what the kernel uses:
-// the estimate compile_cuda uses to decide whether a register-lean variant of a kernel is worth
-// keeping (compile_nvptx.cpp). No LLVM, no driver: plain arithmetic, tested on its own.
+// the estimate compile_cuda (and compile_null, with ptxas's counts) uses to decide whether a
+// register-lean variant of a kernel is worth keeping (compile_nvptx.cpp, ptxas.cpp). No LLVM, no
+// driver: plain arithmetic, tested on its own.
 #pragma once
 
 #include <cstdint>

@@ -31,8 +31,9 @@ const std::vector<Switch>& all() {
        "the smallest L1, for a kernel with no load in a loop, else the driver's choice; driver: the "
        "driver's choice; 0 … 100: that for every kernel)"},
       {"TILE_OCCUPANCY_RETRY", "1", cache_effect::part_of_key,
-       "on a CUDA device, compile a kernel whose registers limit its blocks an SM again with fewer "
-       "registers (exp in smaller batches), and keep that where more blocks fit without more spills; 0: never"},
+       "on a CUDA device (and on the null backend with ptxas), compile a kernel whose registers limit its "
+       "blocks an SM again with fewer registers (exp in smaller batches), and keep that where more blocks "
+       "fit without more spills; 0: never"},
       {"TILE_PROFILE", "", cache_effect::none,
        "profile the whole program: write <path>.hatchet and <path>.chrome_trace at exit"},
       {"TILE_AUTOTUNE_VERBOSE", "0", cache_effect::none, "print each autotuned config and its time as it is timed"},
