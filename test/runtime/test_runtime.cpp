@@ -459,6 +459,22 @@ TEST_CASE("a grid with a zero extent runs nothing") {
   CHECK(out.to_host() == std::vector<float>(64, 1.0f));
 }
 
+TEST_CASE("launches alternating between specializations each run their own (the launch path's last-launched shortcut)") {
+  // V (a meta-parameter) and n (1 is its own specialization class) both change the key: each
+  // launch must take its own compiled kernel, whichever was launched just before.
+  auto k = tile::kernel("alternate", [](tl::ptr<std::int32_t> out, tl::i32 n, tl::constexpr_<"V"> V) {
+    tl::store(out + tl::arange(0, 16), tl::full<std::int32_t>({16}, V) + n);
+  });
+  auto dev = interp();
+  auto out = dev.alloc<std::int32_t>(16);
+  const std::pair<int, int> order[] = {{1, 1}, {2, 1}, {1, 1}, {1, 5}, {2, 5}, {2, 1}, {1, 5}, {1, 1}};
+  for (auto [v, n] : order) {
+    k[{1}](out, n, "V"_c = v);
+    CHECK_MESSAGE(out.to_host() == std::vector<std::int32_t>(16, v + n), "V = " << v << ", n = " << n);
+  }
+  CHECK(k.core().traces() == 4);
+}
+
 // ---- threads --------------------------------------------------------------------------------
 
 TEST_CASE("16 threads launching a kernel never launched before trace it once") {

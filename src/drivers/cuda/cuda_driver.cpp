@@ -114,7 +114,13 @@ cuda_context::~cuda_context() {
   api_->cuDevicePrimaryCtxRelease_v2(dev_);
 }
 
-void cuda_context::make_current() const { cuda_check(*api_, api_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent"); }
+void cuda_context::make_current() const {
+  // a launch makes its context current each time: asking first is the cheaper call where it is
+  // already (the usual case), and a thread whose current context an engine changed still gets ours
+  cu::CUcontext current = nullptr;
+  if (api_->cuCtxGetCurrent(&current) == cu::CUDA_SUCCESS && current == ctx_) return;
+  cuda_check(*api_, api_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
+}
 
 // ---------------------------------------------------------------------------------------------
 // Modules.

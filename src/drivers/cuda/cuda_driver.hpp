@@ -77,7 +77,7 @@ class cuda_context {
   cuda_context(const cuda_context&) = delete;
   cuda_context& operator=(const cuda_context&) = delete;
 
-  /// cuCtxSetCurrent on the calling thread. Throws tile::error.
+  /// cuCtxSetCurrent on the calling thread, unless it is current there already. Throws tile::error.
   void make_current() const;
   const cuda_api& api() const { return *api_; }
   cu::CUcontext handle() const { return ctx_; }
