@@ -60,6 +60,7 @@ struct state {
   std::vector<std::vector<unsigned char>> params;
   int launches = 0;
   int streams = 0, events = 0;
+  int set_current = 0;  // cuCtxSetCurrent calls
   CUdeviceptr pinned_host = 0x7f0000000000;  // 4 KiB the fake calls page-locked host memory
 };
 state s;
@@ -126,7 +127,7 @@ CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) {
 CUresult cuDeviceTotalMem_v2(std::size_t* bytes, CUdevice) { return *bytes = std::size_t{1} << 30, CUDA_SUCCESS; }
 CUresult cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice) { return ++s.retains, *c = kCtx, CUDA_SUCCESS; }
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) { return --s.retains, CUDA_SUCCESS; }
-CUresult cuCtxSetCurrent(CUcontext c) { return s.current = c, CUDA_SUCCESS; }
+CUresult cuCtxSetCurrent(CUcontext c) { return ++s.set_current, s.current = c, CUDA_SUCCESS; }
 CUresult cuCtxGetCurrent(CUcontext* c) { return *c = s.current, CUDA_SUCCESS; }
 CUresult cuCtxSynchronize() { return s.sync_result; }
 CUresult cuMemGetInfo_v2(std::size_t* f, std::size_t* t) { return *f = 1 << 20, *t = std::size_t{1} << 30, CUDA_SUCCESS; }
@@ -634,6 +635,15 @@ TEST_CASE("cuda driver (fake API): device info, primary context, memory") {
     fake::s.current = nullptr;
     const std::uint64_t p = d.alloc(100);
     CHECK(fake::s.current == fake::kCtx);  // made current before the call
+    // made current only where it is not (each launch makes its context current: cuCtxSetCurrent
+    // is then the costlier call), and again where an engine made another one current meanwhile
+    const int sets = fake::s.set_current;
+    d.fill(p, 0, 100);
+    CHECK(fake::s.set_current == sets);
+    fake::s.current = reinterpret_cast<fake::CUcontext>(std::uintptr_t{0xd0});
+    d.fill(p, 0, 100);
+    CHECK(fake::s.current == fake::kCtx);
+    CHECK(fake::s.set_current == sets + 1);
     std::vector<unsigned char> zero(100, 1);
     d.copy_to_host(zero.data(), p, 100);
     CHECK(zero == std::vector<unsigned char>(100, 0));  // zeroed, like the other backends
