@@ -44,7 +44,7 @@ struct launch_config {
   std::uint32_t grid[3] = {1, 1, 1};
   int num_warps = 4;
   int num_stages = 3;
-  std::string kernel;  // the kernel's name, for messages
+  std::string_view kernel;  // the kernel's name, for messages (the launcher's string: no copy a launch)
   src_loc where;       // the launch's source line
 };
 

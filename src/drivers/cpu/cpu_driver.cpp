@@ -174,7 +174,7 @@ class cpu_driver final : public host_memory_driver {
         std::lock_guard l(state.mu);
         if (!state.error)
           state.error = std::make_exception_ptr(tile::error(
-              "out of host memory for " + std::to_string(mod.scratch_bytes) + " bytes of tile scratch", cfg.where, cfg.kernel));
+              "out of host memory for " + std::to_string(mod.scratch_bytes) + " bytes of tile scratch", cfg.where, std::string(cfg.kernel)));
         state.failed.store(true);
         return;
       }
@@ -191,7 +191,7 @@ class cpu_driver final : public host_memory_driver {
     const unsigned n = static_cast<unsigned>(std::min<std::uint64_t>(pool().size(), total));
     pool().run(n, job);
     if (state.error) std::rethrow_exception(state.error);
-    if (state.failed) throw tile::error("kernel failed at run time", cfg.where, cfg.kernel);
+    if (state.failed) throw tile::error("kernel failed at run time", cfg.where, std::string(cfg.kernel));
   }
 };
 

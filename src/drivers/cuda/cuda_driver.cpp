@@ -423,14 +423,14 @@ namespace {
 
 /// One kernel argument's bytes, in an 8-byte slot (cuLaunchKernel reads as many as the
 /// parameter's size from its address).
-std::uint64_t pack_arg(const kernel_arg& a, std::size_t index, const std::string& kernel, const src_loc& where) {
+std::uint64_t pack_arg(const kernel_arg& a, std::size_t index, std::string_view kernel, const src_loc& where) {
   std::uint64_t slot = 0;
   auto put = [&](const auto& v) { std::memcpy(&slot, &v, sizeof v); };
   auto bad = [&]() -> tile::error {
     return tile::error("argument " + std::to_string(index) + (a.what.empty() ? "" : " (" + a.what + ")") +
                            ": cannot pass a " + std::string(tile::name(a.t)) + " " +
                            (a.k == kernel_arg::kind::integer ? "integer" : "floating-point") + " value to a CUDA kernel",
-                       where, kernel);
+                       where, std::string(kernel));
   };
   switch (a.k) {
     case kernel_arg::kind::pointer: put(static_cast<cu::CUdeviceptr>(a.addr)); break;
@@ -459,33 +459,33 @@ std::uint64_t pack_arg(const kernel_arg& a, std::size_t index, const std::string
 }  // namespace
 
 void cuda_driver::encode_tensor_map(cu::CUtensorMap& map, const tensor_map_spec& t, std::span<const kernel_arg> args,
-                                    const std::string& kernel, const src_loc& where) const {
+                                    std::string_view kernel, const src_loc& where) const {
   if (!api_->cuTensorMapEncodeTiled)
     throw tile::error("this kernel copies with the TMA, and this driver (" + std::to_string(api_->driver_version) +
                           ") has no cuTensorMapEncodeTiled (CUDA 12.0 or newer is needed)",
-                      where, kernel);
+                      where, std::string(kernel));
   auto value = [&](const tensor_map_spec::source& s) -> std::int64_t {
     if (s.arg < 0) return s.value;
     if (static_cast<std::size_t>(s.arg) >= args.size())
       throw tile::error("internal error: a tensor map names argument " + std::to_string(s.arg) + " of a launch with " +
                             std::to_string(args.size()),
-                        where, kernel);
+                        where, std::string(kernel));
     const kernel_arg& a = args[static_cast<std::size_t>(s.arg)];
     return a.k == kernel_arg::kind::pointer ? static_cast<std::int64_t>(a.addr) : a.i;
   };
   if (t.base.arg < 0 || static_cast<std::size_t>(t.base.arg) >= args.size() ||
       args[static_cast<std::size_t>(t.base.arg)].k != kernel_arg::kind::pointer)
-    throw tile::error("internal error: a tensor map's base is not a pointer argument", where, kernel);
+    throw tile::error("internal error: a tensor map's base is not a pointer argument", where, std::string(kernel));
   const std::int64_t rows = value(t.rows), cols = value(t.cols), stride = value(t.row_stride);
   const std::uint64_t es = size_of(t.elem);
   if (rows <= 0 || cols <= 0)
     throw tile::error("a tensor descriptor copied by the TMA has the shape [" + std::to_string(rows) + ", " +
                           std::to_string(cols) + "]: its extents must be positive",
-                      where, kernel);
+                      where, std::string(kernel));
   if (stride <= 0 || (static_cast<std::uint64_t>(stride) * es) % 16 != 0 || static_cast<std::uint64_t>(stride) * es >= (1ull << 40))
     throw tile::error("a tensor descriptor copied by the TMA has the row stride " + std::to_string(stride) +
                           ": it must be positive, a multiple of 16 bytes and below 2^40 bytes",
-                      where, kernel);
+                      where, std::string(kernel));
   const cu::cuuint64_t dims[2] = {static_cast<cu::cuuint64_t>(cols), static_cast<cu::cuuint64_t>(rows)};
   const cu::cuuint64_t strides[1] = {static_cast<cu::cuuint64_t>(stride) * es};
   const cu::cuuint32_t box[2] = {t.box_cols, t.box_rows};
@@ -498,7 +498,7 @@ void cuda_driver::encode_tensor_map(cu::CUtensorMap& map, const tensor_map_spec&
       reinterpret_cast<void*>(static_cast<std::uintptr_t>(value(t.base))), dims, strides, box, unit,
       cu::CU_TENSOR_MAP_INTERLEAVE_NONE, sw, cu::CU_TENSOR_MAP_L2_PROMOTION_L2_256B, cu::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != cu::CUDA_SUCCESS)
-    throw cuda_error(*api_, r, "cuTensorMapEncodeTiled", kernel,
+    throw cuda_error(*api_, r, "cuTensorMapEncodeTiled", std::string(kernel),
                      "tensor [" + std::to_string(rows) + ", " + std::to_string(cols) + "], row stride " + std::to_string(stride) +
                          ", box [" + std::to_string(t.box_rows) + ", " + std::to_string(t.box_cols) + "]",
                      where);
@@ -506,19 +506,19 @@ void cuda_driver::encode_tensor_map(cu::CUtensorMap& map, const tensor_map_spec&
 
 void cuda_driver::launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) {
   const auto* mod = dynamic_cast<const cuda_module*>(&m);
-  if (!mod) throw tile::error("the CUDA driver was given a module compiled for another backend", cfg.where, cfg.kernel);
-  const std::string& kernel = cfg.kernel.empty() ? mod->kernel : cfg.kernel;
+  if (!mod) throw tile::error("the CUDA driver was given a module compiled for another backend", cfg.where, std::string(cfg.kernel));
+  const std::string_view kernel = cfg.kernel.empty() ? std::string_view(mod->kernel) : cfg.kernel;
   if (!mod->ctx || mod->ctx->handle() != ctx_->handle())
     throw tile::error("the module was loaded for another CUDA device than " + info_.name + " (device " +
                           std::to_string(info_.index) + ")",
-                      cfg.where, kernel);
+                      cfg.where, std::string(kernel));
   for (int d = 0; d < 3; ++d)
     if (info_.max_grid[d] != 0 && cfg.grid[d] > info_.max_grid[d])
       throw tile::error("grid (" + std::to_string(cfg.grid[0]) + ", " + std::to_string(cfg.grid[1]) + ", " +
                             std::to_string(cfg.grid[2]) + ") is larger than " + info_.arch() + " allows (" +
                             std::to_string(info_.max_grid[0]) + ", " + std::to_string(info_.max_grid[1]) + ", " +
                             std::to_string(info_.max_grid[2]) + ")",
-                        cfg.where, kernel);
+                        cfg.where, std::string(kernel));
   if (cfg.grid[0] == 0 || cfg.grid[1] == 0 || cfg.grid[2] == 0) return;
 
   constexpr std::size_t kInline = 32;
@@ -546,7 +546,7 @@ void cuda_driver::launch(const module& m, const launch_config& cfg, std::span<co
     if (nmaps > kMaxTensorMaps)
       throw tile::error("internal error: " + std::to_string(nmaps) + " tensor maps, more than a launch passes (" +
                             std::to_string(kMaxTensorMaps) + ")",
-                        cfg.where, kernel);
+                        cfg.where, std::string(kernel));
     all_params.assign(params, params + args.size());
     for (std::size_t k = 0; k < nmaps; ++k) {
       encode_tensor_map(maps[k], mod->tensor_maps[k], args, kernel, cfg.where);
@@ -564,7 +564,7 @@ void cuda_driver::launch(const module& m, const launch_config& cfg, std::span<co
                          std::to_string(cfg.grid[2]) + "), " + std::to_string(block) + " threads per block, " +
                          std::to_string(mod->shared_bytes) + " bytes of dynamic shared memory, " +
                          plural(static_cast<long long>(args.size()), "argument");
-    throw cuda_error(*api_, r, "cuLaunchKernel", kernel, detail, cfg.where);
+    throw cuda_error(*api_, r, "cuLaunchKernel", std::string(kernel), detail, cfg.where);
   }
   std::lock_guard l(last_mu_);
   last_kernel_ = kernel;

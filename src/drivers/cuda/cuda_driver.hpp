@@ -173,7 +173,7 @@ class cuda_driver final : public driver {
   /// Encodes `t` for a launch with `args` into `map` (cuTensorMapEncodeTiled); a tile::error
   /// naming the kernel and the launch's file:line when the values do not suit the TMA.
   void encode_tensor_map(cu::CUtensorMap& map, const tensor_map_spec& t, std::span<const kernel_arg> args,
-                         const std::string& kernel, const src_loc& where) const;
+                         std::string_view kernel, const src_loc& where) const;
 
   /// Device-to-device copy, ordered on the current stream.
   void copy_on_device(std::uint64_t dst, std::uint64_t src, std::size_t bytes);

@@ -36,9 +36,9 @@ class null_driver final : public host_memory_driver {
 
   void launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) override {
     const auto* mod = dynamic_cast<const null_module*>(&m);
-    if (!mod) throw tile::error("the null driver was given a module compiled for another backend", cfg.where, cfg.kernel);
-    const std::string& kernel = cfg.kernel.empty() ? mod->kernel : cfg.kernel;
-    auto fail = [&](const std::string& msg) { throw tile::error(msg, cfg.where, kernel); };
+    if (!mod) throw tile::error("the null driver was given a module compiled for another backend", cfg.where, std::string(cfg.kernel));
+    const std::string_view kernel = cfg.kernel.empty() ? std::string_view(mod->kernel) : cfg.kernel;
+    auto fail = [&](const std::string& msg) { throw tile::error(msg, cfg.where, std::string(kernel)); };
     for (int d = 0; d < 3; ++d)
       if (cfg.grid[d] > limits_.max_grid[d])
         fail("grid " + grid_str(cfg.grid) + ": extent " + std::string(1, "xyz"[d]) + " = " + std::to_string(cfg.grid[d]) +

@@ -138,7 +138,7 @@ void for_sessions(int id, F f) {
 }
 
 std::string kernel_label(const drivers::launch_config& cfg) {
-  return cfg.kernel + " <grid:" + std::to_string(cfg.grid[0]) + "x" + std::to_string(cfg.grid[1]) + "x" +
+  return std::string(cfg.kernel) + " <grid:" + std::to_string(cfg.grid[0]) + "x" + std::to_string(cfg.grid[1]) + "x" +
          std::to_string(cfg.grid[2]) + "> <warps:" + std::to_string(cfg.num_warps) +
          "> <stages:" + std::to_string(cfg.num_stages) + ">";
 }
