@@ -10,23 +10,41 @@
 #include "doctest/doctest.h"
 #include "tile/tile.hpp"
 
+// Under AddressSanitizer the sanitizer owns operator new (a replacement here would free, with
+// free(), memory its own variants allocated for the shared libraries): the count is then not
+// taken, and the test cases say they are skipped. The plain builds (CI's first) take it.
+#if defined(__SANITIZE_ADDRESS__)
+#define TILE_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TILE_TEST_ASAN 1
+#endif
+#endif
+#ifdef TILE_TEST_ASAN
+constexpr bool kAsan = true;
+#else
+constexpr bool kAsan = false;
+#endif
+
 namespace {
 std::atomic<bool> counting{false};
 std::atomic<long> allocations{0};
 
-void* counted(std::size_t n) {
+[[maybe_unused]] void* counted(std::size_t n) {
   if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
 }  // namespace
 
+#ifndef TILE_TEST_ASAN
 void* operator new(std::size_t n) { return counted(n); }
 void* operator new[](std::size_t n) { return counted(n); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#endif
 
 using namespace tile::literals;
 
@@ -42,7 +60,8 @@ auto k12 = tile::kernel("a_kernel_whose_name_is_long", [](tl::ptr<float> out, tl
   tl::store(out + offs, s + tl::cast<float>(i + j + k), mask);
 });
 
-TEST_CASE("a launch whose specialization is compiled allocates nothing (null backend, 12 arguments, a long name)") {
+TEST_CASE("a launch whose specialization is compiled allocates nothing (null backend, 12 arguments, a long name)" *
+          doctest::skip(kAsan)) {
   auto dev = tile::device::get("null");
   std::vector<tile::buffer<float>> b;
   for (int x = 0; x < 8; ++x) b.push_back(dev.alloc<float>(128));
@@ -60,7 +79,7 @@ TEST_CASE("a launch whose specialization is compiled allocates nothing (null bac
   CHECK(k12.core().traces() == 2);
 }
 
-TEST_CASE("the counter sees allocations (the test above can fail)") {
+TEST_CASE("the counter sees allocations (the test above can fail)" * doctest::skip(kAsan)) {
   counting = true;
   auto* p = new int(7);
   counting = false;
