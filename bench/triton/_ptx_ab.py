@@ -258,13 +258,11 @@ for n in sizes:
         if os.environ.get("PTXAS", "1") == "1":
             kernels[name + " ptxas"] = (*load(assemble(path), entry), block, shared, args)
     if ctas:
-        for name in ["triton cubin"] + list(texts):
-            fn, regs, block, shared, args = kernels[name]
-            if name == "triton cubin":
-                loaded = with_c64k(load(cubin, meta["entry"]))
-            else:
-                text, entry = texts[name]
-                loaded = with_c64k(load(text + b"\0", entry))
+        images = {"triton cubin": (cubin, meta["entry"])}
+        images.update({name: (text + b"\0", entry) for name, (text, entry) in texts.items()})
+        for name, (image, entry) in images.items():
+            _, _, block, shared, args = kernels[name]
+            loaded = with_c64k(load(image, entry))
             base = (*loaded, block, shared, args)
             kernels[f"{name} c64k"] = base
             for k in ctas:

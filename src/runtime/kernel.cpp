@@ -152,17 +152,13 @@ class key_buffer {
       n_ += sizeof v;
       return;
     }
-    append(&v, sizeof v);
+    spill(&v, sizeof v);
   }
   std::string_view view() const { return spilled_ ? std::string_view(heap_) : std::string_view(local_.data(), n_); }
 
  private:
-  void append(const void* p, std::size_t n) {
-    if (!spilled_ && n_ + n <= local_.size()) {
-      std::memcpy(local_.data() + n_, p, n);
-      n_ += n;
-      return;
-    }
+  /// Past the stack buffer: the key moves to the heap string once, and grows there.
+  void spill(const void* p, std::size_t n) {
     if (!spilled_) heap_.assign(local_.data(), n_), spilled_ = true;
     heap_.append(static_cast<const char*>(p), n);
   }
@@ -185,22 +181,18 @@ struct kernel_core::state {
   std::vector<std::string> meta_names;  // owned copies of the meta-parameters' names
   tracer_fn tracer;
   src_loc defined_at;
-  /// A specialization once built: its key and what was compiled. Owned by its cache entry,
-  /// which is never erased once it holds one, so a pointer to it stays valid while the kernel does.
-  struct ready {
-    std::string key;
-    std::shared_ptr<compiled> c;
-  };
   struct entry {
-    std::shared_future<std::shared_ptr<compiled>> fut;
-    std::unique_ptr<const ready> done;  // set (under mu) when the build succeeded
+    std::shared_future<std::shared_ptr<compiled>> fut;  // waited on while the first launch builds
+    std::shared_ptr<const compiled> done;  // set once (under mu) when the build succeeded
   };
+  using cache_map = std::unordered_map<std::string, entry, key_hash, std::equal_to<>>;
   std::mutex mu;
-  std::unordered_map<std::string, entry, key_hash, std::equal_to<>> cache;
+  cache_map cache;
   std::size_t traces = 0;
-  /// The specialization launched last: a launch with the same key (the common case: a loop
-  /// launching one kernel) takes it without the lock, the hash lookup or the future.
-  std::atomic<const ready*> last{nullptr};
+  /// The cache entry launched last, published only once `done` is set: a launch with the same
+  /// key (the common case: a loop launching one kernel) takes it without the lock, the hash
+  /// lookup or the future. An entry that is done is never erased, and map nodes do not move.
+  std::atomic<const cache_map::value_type*> last{nullptr};
 
   /// Validated, specialized launch: metas in parameter order, options apart. Filled in place by
   /// prepare() (it holds stack buffers: neither copied nor moved).
@@ -375,7 +367,7 @@ std::shared_ptr<ir::Function> kernel_core::state::trace(const prepared& p, std::
 }
 
 const compiled& kernel_core::state::get(const prepared& p, std::span<const launch_arg> args, src_loc loc) {
-  if (const ready* r = last.load(std::memory_order_acquire); r && r->key == p.key.view()) return *r->c;
+  if (const auto* e = last.load(std::memory_order_acquire); e && e->first == p.key.view()) return *e->second.done;
   std::optional<std::promise<std::shared_ptr<compiled>>> promise;  // (a promise allocates: only on a miss)
   std::shared_future<std::shared_ptr<compiled>> fut;
   std::string key;  // made only when this launch is the one that traces and compiles
@@ -383,8 +375,8 @@ const compiled& kernel_core::state::get(const prepared& p, std::span<const launc
     std::lock_guard lock(mu);
     auto it = cache.find(p.key.view());  // no std::string made for the lookup
     if (it != cache.end() && it->second.done) {
-      last.store(it->second.done.get(), std::memory_order_release);
-      return *it->second.done->c;
+      last.store(&*it, std::memory_order_release);
+      return *it->second.done;
     }
     if (it != cache.end()) {
       fut = it->second.fut;
@@ -400,9 +392,9 @@ const compiled& kernel_core::state::get(const prepared& p, std::span<const launc
     std::shared_ptr<compiled> c = build(p, args);
     {
       std::lock_guard lock(mu);
-      auto& e = cache.at(key);
-      e.done = std::make_unique<const ready>(ready{key, c});
-      last.store(e.done.get(), std::memory_order_release);
+      auto it = cache.find(key);
+      it->second.done = c;
+      last.store(&*it, std::memory_order_release);
     }
     promise->set_value(std::move(c));
   } catch (const tile::error& e) {
