@@ -1,7 +1,9 @@
 // bench/gpu_layer_norm.cpp — layer norm forward on the cuda backend as in Triton's tutorial 05:
 // x, y, weight and bias in f16, statistics in f32 (each row's mean and 1/std are written too),
 // M = 4096 rows, N = 1024 … 8192; sample 05's kernel: one program per row, the row walked in
-// BLOCKs three times (mean, variance, normalize). BLOCK and num_warps as the tutorial picks them:
+// BLOCKs three times (mean, variance, normalize). Here BLOCK holds the row, so tile's compiler
+// reads it once (the three loops' one-step version, transforms/version_single_trip_loops.cpp;
+// TILE_VERSION_LOOPS=0 times the kernel as written); Triton's loads it three times. BLOCK and num_warps as the tutorial picks them:
 // BLOCK = min(65536 / 2, next_pow2(N)) (so one BLOCK holds the row here), num_warps =
 // min(max(BLOCK / 256, 1), 8). Against the device's copy bandwidth measured in the same run.
 // Three more columns: the same kernel with Triton's statistics numerics (tl::fast_div/fast_sqrt),

@@ -3,9 +3,9 @@
 // backend present (TILE_BACKEND picks another, e.g. null with TILE_TARGET=sm_90a to get the PTX
 // without a GPU). With no arguments it launches softmax once at N = 1024 (run-all runs every
 // bench executable: this one then only shows that it works).
-//   kernel_probe [softmax|softmax_fast|layer_norm|add] [N] [num_warps (0: default)] [launches]
+//   kernel_probe [softmax|softmax_fast|layer_norm|layer_norm_row|add] [N] [num_warps (0: default)] [launches]
 // softmax: 4096 × N f32, BLOCK = next_pow2(N) (softmax_fast: with Triton's numerics);
-// layer_norm: 4096 × N f16, BLOCK = next_pow2(N);
+// layer_norm: 4096 × N f16, BLOCK = next_pow2(N) (layer_norm_row: the row loaded once);
 // add: N f32 elements, BLOCK 1024. num_warps defaults to the benches' choice for the shape.
 // With TILE_TRITON_KERNELS (bench/triton/_export_kernels.py) on the cuda backend, softmax and
 // layer_norm then launch Triton's compiled twin as often: `ncu -k regex:softmax` profiles both.
@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
     auto dev = tile::device::best();
     int warps = 4;
     if (what == "softmax" || what == "softmax_fast") warps = block >= 4096 ? 16 : block >= 2048 ? 8 : 4;
-    if (what == "layer_norm") warps = static_cast<int>(std::min<std::int64_t>(std::max<std::int64_t>(block / 256, 1), 8));
+    if (what.rfind("layer_norm", 0) == 0) warps = static_cast<int>(std::min<std::int64_t>(std::max<std::int64_t>(block / 256, 1), 8));
     if (argc > 3 && std::stoi(argv[3]) > 0) warps = std::stoi(argv[3]);  // 0: the default
     if (what == "softmax" || what == "softmax_fast") {
       auto k = bench::make_softmax_numerics(what == "softmax_fast");
@@ -146,15 +146,20 @@ int main(int argc, char** argv) {
       if (auto t = triton_twin(dev, "softmax-" + std::to_string(n)))  // after tile's: for ncu side by side
         for (int i = 0; i < launches; ++i)
           t->launch(std::uint32_t(M), {tk::arg(y), tk::arg(x), tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n))});
-    } else if (what == "layer_norm") {
-      auto k = bench::make_layer_norm();
+    } else if (what == "layer_norm" || what == "layer_norm_row") {
       auto x = dev.upload(values<tile::half>(std::size_t(M * n), -2, 2)), y = dev.alloc<tile::half>(std::size_t(M * n));
       auto w = dev.upload(values<tile::half>(std::size_t(n), -1, 1)), b = dev.upload(values<tile::half>(std::size_t(n), -1, 1));
       auto mean = dev.alloc<float>(std::size_t(M)), rstd = dev.alloc<float>(std::size_t(M));
-      for (int i = 0; i < launches; ++i)
-        k[{std::uint32_t(M)}](x, y, w, b, mean, rstd, std::int32_t(n), std::int32_t(n), 1e-5f, "BLOCK"_c = block,
-                              "num_warps"_c = warps);
-      if (auto t = triton_twin(dev, "layer_norm-" + std::to_string(n)))
+      auto launch = [&](auto k) {
+        for (int i = 0; i < launches; ++i)
+          k[{std::uint32_t(M)}](x, y, w, b, mean, rstd, std::int32_t(n), std::int32_t(n), 1e-5f, "BLOCK"_c = block,
+                                "num_warps"_c = warps);
+      };
+      if (what == "layer_norm")
+        launch(bench::make_layer_norm());
+      else
+        launch(bench::make_layer_norm_row());
+      if (auto t = triton_twin(dev, what + "-" + std::to_string(n)))
         for (int i = 0; i < launches; ++i)
           t->launch(std::uint32_t(M), {tk::arg(x), tk::arg(y), tk::arg(w), tk::arg(b), tk::arg(mean), tk::arg(rstd),
                                        tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(1e-5f)});

@@ -104,4 +104,11 @@ std::optional<unsigned> PointerOrigins::origin(const ir::Value* ptr) const {
   return static_cast<unsigned>(r);
 }
 
+bool PointerOrigins::may_alias(const ir::Value* a, const ir::Value* b) const {
+  const std::optional<unsigned> x = origin(a), y = origin(b);
+  if (!x || !y || *x == *y) return true;
+  auto own = [&](unsigned i) { return i < fn_.arg_info.size() && fn_.arg_info[i].noalias; };
+  return !own(*x) && !own(*y);
+}
+
 }  // namespace tile::analysis

@@ -25,6 +25,9 @@ class PointerOrigins {
   /// The index of the kernel argument `ptr` (a pointer tile or scalar) derives from; nullopt
   /// when it has none (or is not a pointer).
   std::optional<unsigned> origin(const ir::Value* ptr) const;
+  /// Whether accesses through the pointers `a` and `b` may touch the same bytes: false only
+  /// where both have an origin, the origins differ and one of the two arguments is noalias.
+  bool may_alias(const ir::Value* a, const ir::Value* b) const;
 
  private:
   // a lattice value: not yet known (top), an argument's index, none (bottom)

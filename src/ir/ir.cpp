@@ -116,21 +116,24 @@ namespace {
 void clone_block(const Block& from, Block& to, std::unordered_map<const Value*, Value*>& map) {
   for (auto& a : from.args) map[a.get()] = to.add_arg(a->type);
   Builder bld(&to);
-  for (auto& op : from.ops) {
-    std::vector<Value*> operands;
-    for (auto* o : op->operands) {
-      auto it = map.find(o);
-      operands.push_back(it == map.end() ? o : it->second);
-    }
-    std::vector<Type> types;
-    for (auto& r : op->results) types.push_back(r->type);
-    Op* n = bld.create(op->kind, std::move(operands), std::move(types), op->attrs, op->loc,
-                       static_cast<unsigned>(op->regions.size()));
-    for (std::size_t i = 0; i < op->results.size(); ++i) map[op->results[i].get()] = n->results[i].get();
-    for (std::size_t i = 0; i < op->regions.size(); ++i) clone_block(*op->regions[i], *n->regions[i], map);
-  }
+  for (auto& op : from.ops) clone_op(*op, bld, map);
 }
 }  // namespace
+
+Op* clone_op(const Op& op, Builder& b, std::unordered_map<const Value*, Value*>& map) {
+  std::vector<Value*> operands;
+  for (auto* o : op.operands) {
+    auto it = map.find(o);
+    operands.push_back(it == map.end() ? o : it->second);
+  }
+  std::vector<Type> types;
+  for (auto& r : op.results) types.push_back(r->type);
+  Op* n = b.create(op.kind, std::move(operands), std::move(types), op.attrs, op.loc,
+                   static_cast<unsigned>(op.regions.size()));
+  for (std::size_t i = 0; i < op.results.size(); ++i) map[op.results[i].get()] = n->results[i].get();
+  for (std::size_t i = 0; i < op.regions.size(); ++i) clone_block(*op.regions[i], *n->regions[i], map);
+  return n;
+}
 
 std::unique_ptr<Function> clone(const Function& f) {
   auto out = std::make_unique<Function>();

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "tile/core/dtype.hpp"
@@ -179,6 +180,10 @@ void replace_all_uses(Block& b, Value* from, Value* to);
 void erase(Op* op);
 /// Deep copy (for tests and for passes that need a pristine copy).
 std::unique_ptr<Function> clone(const Function& f);
+/// Copies `op` (its regions too) at `b`'s insertion point: each operand is replaced by its entry
+/// in `map` where it has one, and `map` gains every value the copy defines (results, and the
+/// arguments and results inside its regions), keyed by the original.
+Op* clone_op(const Op& op, Builder& b, std::unordered_map<const Value*, Value*>& map);
 
 // ---- the services every layer uses -------------------------------------------------------------
 /// Textual form, deterministic (value numbering in order of definition). Locations are printed

@@ -30,6 +30,10 @@ const std::vector<Switch>& all() {
        "the shared-memory carveout tile's CUDA kernels prefer, in percent of L1 + shared memory (auto: 100, "
        "the smallest L1, for a kernel with no load in a loop, else the driver's choice; driver: the "
        "driver's choice; 0 … 100: that for every kernel)"},
+      {"TILE_VERSION_LOOPS", "1", cache_effect::none,
+       "loops over one range that read the same memory (layer norm's passes over a row) get a version for "
+       "when the range is one step, where the row is read once (the IR differs, so does the cache key); "
+       "0: never"},
       {"TILE_OCCUPANCY_RETRY", "1", cache_effect::part_of_key,
        "on a CUDA device (and on the null backend with ptxas), compile a kernel whose registers limit its "
        "blocks an SM again with fewer registers (exp in smaller batches), and keep that where more blocks "

@@ -8,8 +8,9 @@
 
 namespace tile::transforms {
 
-/// Canonicalize a freshly traced kernel: constant_fold, cse, dce, in that order, under one
-/// PassManager (dump/verify/timing as `options` say). Throws tile::error when verification fails.
+/// Canonicalize a freshly traced kernel: constant_fold, cse, dce; then version_single_trip_loops
+/// (unless TILE_VERSION_LOOPS=0), constant_fold, cse, load_cse, cse, dce; under one PassManager
+/// (dump/verify/timing as `options` say). Throws tile::error when verification fails.
 void canonicalize(ir::Function& f, const PassManager::Options& options);
 
 /// The names of the passes canonicalize() runs, in order.

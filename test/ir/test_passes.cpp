@@ -407,7 +407,12 @@ TEST_CASE("pass manager: options from TILE_DUMP_IR, TILE_VERIFY, TILE_TIME_PASSE
 // ---- the pipeline ---------------------------------------------------------------------------
 TEST_CASE("canonicalize: fold, cse, dce in order, to a clean kernel") {
   CHECK(tile::transforms::canonicalize_pass_names() ==
-        std::vector<std::string_view>{"constant_fold", "cse", "dce"});
+        std::vector<std::string_view>{"constant_fold", "cse", "dce", "version_single_trip_loops", "constant_fold",
+                                      "cse", "load_cse", "cse", "dce"});
+  ::setenv("TILE_VERSION_LOOPS", "0", 1);  // the switch leaves the versioning out, nothing else
+  CHECK(tile::transforms::canonicalize_pass_names() ==
+        std::vector<std::string_view>{"constant_fold", "cse", "dce", "constant_fold", "cse", "load_cse", "cse", "dce"});
+  ::unsetenv("TILE_VERSION_LOOPS");
 
   // offs = pid * (8 + 8) + arange; the literal arithmetic folds, duplicates merge, dead code goes
   K k("canon", {P(dtype::f32), T(dtype::i32)});

@@ -88,6 +88,47 @@ TEST_CASE("zero-trip loops leave carried tiles at their initial values") {
   }
 }
 
+TEST_CASE("loops over one range that read the row again: every trip count, a store between that reaches it or not") {
+  // the tutorial layer norm's shape in integers: the row's sum, then each element times 10 plus
+  // the sum. Where the row fits one BLOCK the compiler reads it once (a version of the two loops
+  // for one step, transforms/version_single_trip_loops.cpp); the sum is stored to `flag` between
+  // the walks, and where flag is the row itself the second walk must see that store.
+  auto k = tile::kernel("row_walks", [](tl::ptr<std::int32_t> x, tl::ptr<std::int32_t> y, tl::ptr<std::int32_t> flag,
+                                        tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
+    auto acc = tl::zeros<std::int32_t>({BLOCK});
+    tl::for_range(0, n, BLOCK, [&](tl::tensor off) {
+      auto cols = off + tl::arange(0, BLOCK);
+      acc += tl::load(x + cols, cols < n, 0);
+    });
+    auto total = tl::sum(acc, 0);
+    tl::store(flag, total);
+    tl::for_range(0, n, BLOCK, [&](tl::tensor off) {
+      auto cols = off + tl::arange(0, BLOCK);
+      tl::store(y + cols, tl::load(x + cols, cols < n, 0) * 10 + total, cols < n);
+    });
+  });
+  auto d = lt2::dev();
+  for (bool alias : {false, true})
+    for (int n : {0, 1, 15, 16, 17, 40}) {
+      CAPTURE(alias);
+      CAPTURE(n);
+      std::vector<std::int32_t> hx(48);
+      for (std::size_t i = 0; i < hx.size(); ++i) hx[i] = static_cast<std::int32_t>(i) * 3 - 7;
+      auto x = d.upload(hx);
+      auto y = d.upload(std::vector<std::int32_t>(48, -1));
+      auto flag = d.alloc<std::int32_t>(1);
+      if (alias)
+        k[{1}](x, y, x, n, "BLOCK"_c = 16);
+      else
+        k[{1}](x, y, flag, n, "BLOCK"_c = 16);
+      const std::int32_t total = std::accumulate(hx.begin(), hx.begin() + n, 0);
+      if (alias) hx[0] = total;  // the row as the second walk reads it
+      const auto got = y.to_host();
+      for (int i = 0; i < 48; ++i) CHECK(got[ix(i)] == (i < n ? hx[ix(i)] * 10 + total : -1));
+      CHECK((alias ? x : flag).to_host()[0] == total);
+    }
+}
+
 TEST_CASE("for_range with a step, runtime bounds, i64 bounds and the induction variable") {
   auto k = tile::kernel("steps", [](tl::ptr<std::int32_t> out, tl::i32 lo, tl::i32 hi, tl::i32 step) {
     auto n = tl::constant<std::int32_t>(0);
