@@ -9,8 +9,11 @@
 // N = 2^12 … 2^28 (powers of 4). Times: do_bench with CUDA events and a 256 MB L2 flush before
 // each repetition (tile::testing::make_timer). Small N measure launch latency; from ~2^24 both
 // are bound by DRAM bandwidth. The target: tile >= 0.97x the D2D copy at N = 2^26.
+#include <algorithm>
 #include <bit>
 #include <cstdio>
+#include <map>
+#include <vector>
 
 #include "gpu.hpp"
 #include "kernels.hpp"
@@ -66,10 +69,26 @@ int main() {
     n = std::int64_t{1} << p;
     x = y = out = {};
     x = dev->alloc<float>(std::size_t(n)), y = dev->alloc<float>(std::size_t(n)), out = dev->alloc<float>(std::size_t(n));
-    const double t1 = bench::median_ms(run_tile, timer.get()), t2 = bench::median_ms(run_tile, timer.get());
+    const auto r1 = tile::testing::do_bench(run_tile, bench::warmup_ms, bench::rep_ms, {}, timer.get());
+    const auto r2 = tile::testing::do_bench(run_tile, bench::warmup_ms, bench::rep_ms, {}, timer.get());
+    const double t1 = r1.median_ms, t2 = r2.median_ms;
     const double diff = std::abs(t1 - t2) / std::min(t1, t2);
     std::printf("do_bench repeatability, vector add N = 2^%d timed twice: %.4f ms and %.4f ms, %.2f%% apart (target "
                 "<= 3%%): %s\n", p, t1, t2, 100.0 * diff, diff <= 0.03 ? "met" : "MISSED");
+    // what the two medians stand on: the means, and how the repetitions' times spread (the
+    // event clock's steps show as few distinct values)
+    for (const auto* res : {&r1, &r2}) {
+      std::map<double, int> counts;
+      for (double v : res->samples_ms) ++counts[v];
+      std::vector<std::pair<int, double>> common;
+      for (const auto& [v, c] : counts) common.push_back({c, v});
+      std::sort(common.rbegin(), common.rend());
+      std::printf("  mean %.5f ms, median %.5f ms, %zu repetitions, %zu distinct times; most common (ms x count):",
+                  res->mean_ms, res->median_ms, res->samples_ms.size(), counts.size());
+      for (std::size_t i = 0; i < std::min<std::size_t>(6, common.size()); ++i)
+        std::printf(" %.6f x %d", common[i].second, common[i].first);
+      std::printf("\n");
+    }
   }
   return 0;
 }
