@@ -5,8 +5,8 @@
 // equal to one of them (same pointers, mask, other, modifiers and type) takes its values and is
 // erased. A write forgets every kept load it may reach: a store through a pointer that may alias
 // the load's (analysis/pointer_origin.hpp: different arguments, one of them noalias, cannot),
-// any atomic (it may order other programs' writes before what follows), and an op with regions
-// counts the writes anywhere inside them. Loads are reused within their own block only: a load
+// any atomic, volatile or `.cv` load (each may order other programs' writes before what
+// follows), and an op with regions counts the writes anywhere inside them. Loads are reused within their own block only: a load
 // in a loop body sees nothing from outside it, so no iteration can miss another's write.
 #include "transforms/memory_effects.hpp"
 #include "transforms/passes.hpp"

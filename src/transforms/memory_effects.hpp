@@ -15,16 +15,19 @@ inline bool reusable_load(const ir::Op& op) {
 }
 
 /// Whether `op`, or an op inside its regions, may write what a load through `ptr` reads: a store
-/// through a pointer that may alias `ptr`, any atomic (it may also order other programs' writes
-/// before what follows), any other op that touches memory except loads, print and assert.
+/// through a pointer that may alias `ptr`; any atomic, volatile or `.cv` load (each may order
+/// other programs' writes before what follows: a flag polled, then the data it guards); any other
+/// op that touches memory except plain loads, print and assert.
 inline bool may_write(const ir::Op& op, const ir::Value* ptr, const analysis::PointerOrigins& origins) {
   using ir::OpKind;
   bool writes = false;
   auto one = [&](const ir::Op& w) {
     if (w.kind == OpKind::store)
       writes |= origins.may_alias(w.operand(0), ptr);
-    else if (w.kind != OpKind::load && w.kind != OpKind::desc_load && w.kind != OpKind::print &&
-             w.kind != OpKind::assert_ && (ir::op_flags(w.kind) & ir::opflag::M))
+    else if (w.kind == OpKind::load)
+      writes |= !reusable_load(w);
+    else if (w.kind != OpKind::desc_load && w.kind != OpKind::print && w.kind != OpKind::assert_ &&
+             (ir::op_flags(w.kind) & ir::opflag::M))
       writes = true;
   };
   one(op);

@@ -51,13 +51,16 @@ std::unique_ptr<Pass> make_cse();
 std::unique_ptr<Pass> make_dce();
 
 /// version_single_trip_loops (version_single_trip_loops.cpp): two or more `for` ops of one block
-/// with the same bounds (a constant lower bound, a positive constant step, one upper-bound value)
-/// where a load in a later loop's body equals a load in an earlier one's once both induction
-/// variables are the lower bound, with no op between them that may write its memory
-/// (memory_effects.hpp). The ops from the first such loop to the last become an `if`: when the
-/// range is exactly one step (lo < hi && hi <= lo + step), the same ops with each of those loops'
-/// bodies inlined once (induction variable = lo, carried values = their initial values); else the
-/// ops as they were. Values of those ops used later become the `if`'s results.
+/// with the same bounds (equal constant lower bounds, equal positive constant steps, one
+/// upper-bound value) where a load in a later loop's body equals a load in an earlier one's once
+/// both induction variables are the lower bound, with no op between them that may write its
+/// memory (memory_effects.hpp). The ops from the first such loop to the last become an `if`: when
+/// the range is exactly one step (lo < hi && hi <= lo + step), the same ops with each of those
+/// loops' bodies inlined once (induction variable = lo, carried values = their initial values);
+/// else the ops as they were. Values of those ops used later become the `if`'s results. Where the
+/// upper bound is a constant, only loops that run exactly once qualify, and the first branch's
+/// ops replace them with no `if`. Spans of other bounds inside a span are versioned in both of
+/// its branches; the versions add at most three times the kernel's ops in all.
 /// Before: canonical IR (cse has run, so equal bounds are one value). After: verified IR; the
 /// first branch's repeated loads are left for cse and load_cse to merge. Why: Triton-style kernels
 /// walk a row in BLOCKs several times (layer norm: mean, variance, output) and reload it each
@@ -68,8 +71,9 @@ std::unique_ptr<Pass> make_version_single_trip_loops();
 /// load_cse (load_cse.cpp): a load equal to an earlier load of its block (same pointers, mask,
 /// other, modifiers and type; neither volatile nor `.cv`) takes that load's values and is erased,
 /// unless an op between them may write its memory: a store whose pointer may alias it (different
-/// kernel arguments of which one is noalias cannot), an atomic, or an op whose regions hold
-/// either. Loads are not reused across region boundaries.
+/// kernel arguments of which one is noalias cannot), an atomic, a volatile or `.cv` load (each
+/// may order other programs' writes), or an op whose regions hold one. Loads are not reused
+/// across region boundaries.
 /// Before: verified IR. After: verified IR with fewer loads. Why: a repeated read costs a memory
 /// round trip (an L1 hit at best) and registers for its addresses; the values are already held.
 std::unique_ptr<Pass> make_load_cse();

@@ -15,6 +15,11 @@
 // and load_cse (which runs after) merges the repeated loads of the first branch, so the data is
 // read once and kept in registers. The second branch keeps the loops as written for every other
 // range. The condition is uniform over a program, so on the GPU the branch does not diverge.
+// Where the upper bound is a constant, only loops that run exactly once are taken, and the first
+// branch's ops replace them (no condition). The recognition of an `if` made here (its second
+// branch keeps its loops) and the comparison of bounds by their constants' values let the pass
+// run again (the NVIDIA pipeline canonicalizes twice for descriptor loads) without versioning
+// anything twice; a budget (three times the kernel's ops) bounds what nested spans copy.
 #include <cstdint>
 #include <unordered_set>
 
@@ -47,11 +52,24 @@ std::optional<std::int64_t> one_step_bound(dtype t, std::int64_t lo, std::int64_
   return lo + step;
 }
 
-/// A loop this pass can version: constant lower bound, positive constant step.
+/// Whether lo < hi <= bound, compared as the bounds' type compares them.
+bool runs_once(dtype t, std::int64_t lo, std::int64_t hi, std::int64_t bound) {
+  if (!is_unsigned(t)) return lo < hi && hi <= bound;
+  const auto ulo = static_cast<std::uint64_t>(lo), uhi = static_cast<std::uint64_t>(hi);
+  return ulo < uhi && uhi <= static_cast<std::uint64_t>(bound);
+}
+
+/// A loop this pass can version: constant lower bound, positive constant step (lo + step
+/// representable), and an upper bound that is a constant only where the loop runs exactly once
+/// (those loops need no condition: their version replaces them).
 bool versionable(const Op& op) {
   if (op.kind != OpKind::for_) return false;
+  const dtype t = op.operand(0)->type.elem;
   const auto lo = constant_of(op.operand(0)), step = constant_of(op.operand(2));
-  return lo && step && one_step_bound(op.operand(0)->type.elem, *lo, *step);
+  const auto bound = lo && step ? one_step_bound(t, *lo, *step) : std::nullopt;
+  if (!bound) return false;
+  const auto hi = constant_of(op.operand(1));
+  return !hi || runs_once(t, *lo, *hi, *bound);
 }
 
 /// Whether `b` is the second branch of an `if` this pass made for `loop`'s bounds (its condition
@@ -73,8 +91,11 @@ bool kept_by_earlier_version(const ir::Block& b, const Op& loop) {
          constant_of(once->operand(1)) == bound;
 }
 
+/// One upper-bound value, and lower bounds and steps of equal constants (literal bounds are
+/// traced where each loop is written: the loops inlined from two bodies hold copies of them).
 bool same_bounds(const Op& a, const Op& b) {
-  return a.operand(0) == b.operand(0) && a.operand(1) == b.operand(1) && a.operand(2) == b.operand(2);
+  return a.operand(1) == b.operand(1) && a.operand(0)->type == b.operand(0)->type &&
+         constant_of(a.operand(0)) == constant_of(b.operand(0)) && constant_of(a.operand(2)) == constant_of(b.operand(2));
 }
 
 /// Whether `x` (computed in loop `fa`) and `y` (in loop `fb`) hold the same values when both
@@ -122,14 +143,19 @@ bool reads_again(OpIter earlier, OpIter later, const analysis::PointerOrigins& o
 
 class Versioner {
  public:
-  explicit Versioner(const ir::Function& f) : origins_(f) {}
+  /// The versions may add at most three times the kernel's ops (spans nested in spans of other
+  /// bounds are copied once per level).
+  explicit Versioner(const ir::Function& f) : origins_(f), budget_(3 * ops_in(f.body)) {}
 
   bool block(ir::Block& b) {
-    for (auto& op : b.ops)  // inner blocks first (the ifs made below are not visited again)
+    for (auto& op : b.ops)  // inner blocks first
       for (auto& r : op->regions) block(*r);
     auto candidate = [&](const Op& op) { return versionable(op) && !kept_by_earlier_version(b, op); };
-    for (auto it = b.ops.begin(); it != b.ops.end(); ++it) {
-      if (!candidate(**it)) continue;
+    for (auto it = b.ops.begin(); it != b.ops.end();) {
+      if (!candidate(**it)) {
+        ++it;
+        continue;
+      }
       // the last loop with these bounds that reads again what one from `it` on read
       OpIter last = b.ops.end();
       for (auto a = it; a != b.ops.end(); ++a) {
@@ -137,17 +163,40 @@ class Versioner {
         for (auto c = std::next(a); c != b.ops.end(); ++c)
           if (candidate(**c) && same_bounds(**c, **it) && reads_again(a, c, origins_)) last = c;
       }
-      if (last == b.ops.end()) continue;
-      it = version(b, it, last);
+      std::size_t size = 0;
+      for (auto op = it; last != b.ops.end() && op != std::next(last); ++op) size += 1 + ops_in(**op);
+      if (last == b.ops.end() || size > budget_) {
+        ++it;
+        continue;
+      }
+      budget_ -= size;
       changed_ = true;
+      if (Op* branch = version(b, it, last)) {
+        // loops of other bounds inside the span: versioned now in both branches (so a second
+        // run of the pass finds nothing; the branch made here keeps its own loops as they are)
+        for (auto& r : branch->regions) block(*r);
+      }
+      it = b.ops.begin();  // what follows the span, or what was inlined in its place, from the top
     }
     return changed_;
   }
 
  private:
-  /// Replaces the ops from `first` to `last` by the `if` described at the top of the file;
-  /// returns the `if`.
-  OpIter version(ir::Block& b, OpIter first, OpIter last) {
+  static std::size_t ops_in(const ir::Block& blk) {
+    std::size_t n = 0;
+    ir::walk(const_cast<ir::Block&>(blk), [&](const Op&) { ++n; });
+    return n;
+  }
+  static std::size_t ops_in(const Op& op) {
+    std::size_t n = 0;
+    for (auto& r : op.regions) n += ops_in(*r);
+    return n;
+  }
+
+  /// Replaces the ops from `first` to `last` by the `if` described at the top of the file and
+  /// returns it; where the upper bound is a constant (the loops run once), by the first branch's
+  /// ops in place, and returns null.
+  Op* version(ir::Block& b, OpIter first, OpIter last) {
     Op& loop = **first;
     Value *lo = loop.operand(0), *hi = loop.operand(1), *step = loop.operand(2);
     const OpIter after = std::next(last);
@@ -214,19 +263,34 @@ class Versioner {
     // later uses take the if's results
     OpIter at = b.ops.begin();
     while (at->get() != branch) ++at;
-    for (auto it = std::next(at); it != b.ops.end(); ++it) {
-      auto redirect = [&](Op& o) {
-        for (auto& v : o.operands)
-          for (std::size_t k = 0; k < escaping.size(); ++k)
-            if (v == escaping[k]) v = branch->result(static_cast<unsigned>(k));
-      };
-      redirect(**it);
-      for (auto& r : (*it)->regions) ir::walk(*r, redirect);
+    auto redirect_after = [&](const std::vector<Value*>& to) {
+      for (auto it = std::next(at); it != b.ops.end(); ++it) {
+        auto redirect = [&](Op& o) {
+          for (auto& v : o.operands)
+            for (std::size_t k = 0; k < escaping.size(); ++k)
+              if (v == escaping[k]) v = to[k];
+        };
+        redirect(**it);
+        for (auto& r : (*it)->regions) ir::walk(*r, redirect);
+      }
+    };
+    if (!constant_of(hi)) {
+      std::vector<Value*> results;
+      for (std::size_t k = 0; k < escaping.size(); ++k) results.push_back(branch->result(static_cast<unsigned>(k)));
+      redirect_after(results);
+      return branch;
     }
-    return at;
+    // a constant upper bound (versionable: the loops run once): the first branch in place
+    redirect_after(once_blk.terminator()->operands);
+    once_blk.ops.pop_back();  // its yield
+    for (auto& op : once_blk.ops) op->parent = &b;
+    b.ops.splice(at, once_blk.ops);
+    b.ops.erase(at);
+    return nullptr;
   }
 
   analysis::PointerOrigins origins_;
+  std::size_t budget_;
   bool changed_ = false;
 };
 

@@ -126,9 +126,9 @@ TEST_CASE("load_cse: an equal load takes the first one's values; a may-alias sto
   }
 }
 
-TEST_CASE("load_cse: a store through the loaded pointer, atomics, volatile and .cv loads keep both") {
-  enum what { same_ptr_store, atomic, volatile_load, cv_load, other_differs, none };
-  for (what w : {same_ptr_store, atomic, volatile_load, cv_load, other_differs, none}) {
+TEST_CASE("load_cse: a store through the loaded pointer, atomics, volatile and .cv loads (or one between) keep both") {
+  enum what { same_ptr_store, atomic, volatile_load, cv_load, other_differs, volatile_between, none };
+  for (what w : {same_ptr_store, atomic, volatile_load, cv_load, other_differs, volatile_between, none}) {
     CAPTURE(static_cast<int>(w));
     K k = row_kernel("kept", true);
     const Attrs at = w == volatile_load ? load_attrs(0, 1) : w == cv_load ? load_attrs(3) : load_attrs();
@@ -137,14 +137,17 @@ TEST_CASE("load_cse: a store through the loaded pointer, atomics, volatile and .
     if (w == same_ptr_store) k.op(OpKind::store, {ptrs, a, mask}, {}, A({1, 0, 0}));
     if (w == atomic)  // on out, a disjoint argument: it may still order other programs' writes to x
       k.v(OpKind::atomic_rmw, {k.arg(1), k.cf(T(dtype::f32), 1.0)}, T(dtype::f32), A({0, 0}));
+    if (w == volatile_between)  // a flag polled on out: what another program wrote before it may be new
+      k.sink({k.v(OpKind::load, {k.arg(1)}, T(dtype::f32), A({0, 0, 0, 0, 1}))});
     std::vector<Value*> operands{ptrs, mask};
     Attrs bt = at;
     if (w == other_differs) operands.push_back(k.cf(kRow, 1.0)), bt.ints[1] = 1;
     Value* b = k.v(OpKind::load, operands, kRow, bt);
     k.sink({a, b});
     k.ret();
+    const std::size_t loads = w == volatile_between ? 3 : 2;
     CHECK(run_pass(make_load_cse(), k.f()) == (w == none));
-    CHECK(count_ops(k.f(), OpKind::load) == (w == none ? 1u : 2u));
+    CHECK(count_ops(k.f(), OpKind::load) == (w == none ? 1u : loads));
   }
 }
 
@@ -261,4 +264,86 @@ TEST_CASE("version_single_trip_loops: no version where lo + step overflows the b
     });
   k.ret();
   CHECK_FALSE(run_pass(make_version_single_trip_loops(), k.f()));
+}
+
+TEST_CASE("version_single_trip_loops: loops of other bounds inside the span are versioned in both branches, once") {
+  // a1, b1, b2, a2: the a loops (bounds 0, n, 16) read x, the b loops (0, n, 32) read out
+  K k = row_kernel("nested_spans", true);
+  Value *x = k.arg(0), *out = k.arg(1), *n = k.arg(2);
+  Value* lo = k.ci(T(dtype::i32), 0);
+  Value* s16 = k.ci(T(dtype::i32), kB);
+  Value* s32 = k.ci(T(dtype::i32), 2 * kB);
+  auto reads = [&](Value* base, Value* step) {
+    loop(k, lo, n, step, nullptr, [&](Value* iv, Value*) -> Value* {
+      k.sink({load_block(k, base, iv, n)});
+      return nullptr;
+    });
+  };
+  reads(x, s16);
+  reads(out, s32);
+  reads(out, s32);
+  reads(x, s16);
+  k.ret();
+  CHECK(run_pass(make_version_single_trip_loops(), k.f()));
+  CHECK(count_ops(k.f(), OpKind::if_) == 3);  // the a span's, and the b loops' in each of its branches
+  CHECK_FALSE(run_pass(make_version_single_trip_loops(), k.f()));
+  CHECK(count_ops(k.f(), OpKind::if_) == 3);
+}
+
+TEST_CASE("version_single_trip_loops: a constant upper bound that the loops reach in one step: inlined in place") {
+  for (std::int64_t hi : {kB, 4 * kB}) {
+    CAPTURE(hi);
+    K k = row_kernel("constant_hi", true);
+    Value *x = k.arg(0), *n = k.arg(2);
+    Value* lo = k.ci(T(dtype::i32), 0);
+    Value* end = k.ci(T(dtype::i32), hi);
+    Value* step = k.ci(T(dtype::i32), kB);
+    Op* a = loop(k, lo, end, step, k.cf(kRow, 0.0), [&](Value* iv, Value* acc) {
+      return k.v(OpKind::add, {acc, load_block(k, x, iv, n)}, kRow);
+    });
+    loop(k, lo, end, step, nullptr, [&](Value* iv, Value*) -> Value* {
+      k.sink({load_block(k, x, iv, n)});
+      return nullptr;
+    });
+    Op* s = k.sink({a->result()});
+    k.ret();
+    const bool once = hi == kB;  // 0 to 64 by 16 runs four times: nothing to version
+    CHECK(version_and_merge(k.f()) == once);
+    CHECK(count_ops(k.f(), OpKind::if_) == 0);
+    CHECK(count_ops(k.f(), OpKind::for_) == (once ? 0u : 2u));
+    CHECK(count_ops(k.f(), OpKind::load) == (once ? 1u : 2u));
+    if (once) CHECK(s->operand(0)->def->kind == OpKind::add);  // 0 + x, from the inlined body
+    CHECK_FALSE(run_pass(make_version_single_trip_loops(), k.f()));
+  }
+}
+
+TEST_CASE("version_single_trip_loops: inner loops inlined from two bodies pair up by their bounds' values") {
+  // two x loops (0, n, 16), each reading x and holding a y loop (0, n, 8) whose literal bounds
+  // are traced inside its own body, as the frontend traces them
+  K k = row_kernel("inner_pairs", true);
+  Value *x = k.arg(0), *y = k.arg(1), *n = k.arg(2);
+  Value* lo = k.ci(T(dtype::i32), 0);
+  Value* s16 = k.ci(T(dtype::i32), kB);
+  for (int i = 0; i < 2; ++i) {
+    Op* outer = k.op(OpKind::for_, {lo, n, s16}, {}, {}, {}, 1);
+    Value* iv = outer->region(0)->add_arg(lo->type);
+    k.b.set_insertion_end(outer->region(0));
+    k.sink({load_block(k, x, iv, n)});
+    Op* inner = k.op(OpKind::for_, {k.ci(T(dtype::i32), 0), n, k.ci(T(dtype::i32), 8)}, {}, {}, {}, 1);
+    Value* jv = inner->region(0)->add_arg(lo->type);
+    k.b.set_insertion_end(inner->region(0));
+    k.sink({load_block(k, y, jv, n)});
+    k.op(OpKind::yield, {}, {});
+    k.b.set_insertion_end(outer->region(0));
+    k.op(OpKind::yield, {}, {});
+    k.b.set_insertion_end(&k.f().body);
+  }
+  k.ret();
+  CHECK(run_pass(make_version_single_trip_loops(), k.f()));
+  // the x loops' version, and in its first branch the y loops' (the second branch keeps one y
+  // loop in each x loop: no pair)
+  CHECK(count_ops(k.f(), OpKind::if_) == 2);
+  run_pass(make_cse(), k.f());
+  CHECK_FALSE(run_pass(make_version_single_trip_loops(), k.f()));
+  CHECK(count_ops(k.f(), OpKind::if_) == 2);
 }
