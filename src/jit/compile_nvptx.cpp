@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -328,28 +329,49 @@ std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targ
 }
 
 namespace {
-/// Whether some global load of `b` runs in a loop (depth: loops around b).
-bool loads_in_loops(const ir::Block& b, int depth) {
+/// Whether `v` is computed from the program id (a program_id op anywhere in its definition).
+bool from_program_id(const ir::Value* v, std::unordered_set<const ir::Value*>& seen) {
+  if (!v->def || !seen.insert(v).second) return false;
+  if (v->def->kind == ir::OpKind::program_id) return true;
+  for (const ir::Value* o : v->def->operands)
+    if (from_program_id(o, seen)) return true;
+  return false;
+}
+
+/// Whether some global load of `b` may read lines that were read before: it runs in a loop
+/// (depth: loops around b), or its address is not computed from the program id, so every program
+/// reads it (layer norm's weight and bias).
+bool loads_again(const ir::Block& b, int depth) {
   for (const auto& op : b.ops) {
-    if ((op->kind == ir::OpKind::load || op->kind == ir::OpKind::desc_load) && depth > 0) return true;
+    if (op->kind == ir::OpKind::load || op->kind == ir::OpKind::desc_load) {
+      if (depth > 0) return true;
+      std::unordered_set<const ir::Value*> seen;  // a load's pointers; a descriptor load's offsets
+      const unsigned address = op->kind == ir::OpKind::load ? 1 : static_cast<unsigned>(op->operands.size());
+      bool per_program = false;
+      for (unsigned i = 0; i < address && !per_program; ++i) per_program = from_program_id(op->operand(i), seen);
+      if (!per_program) return true;
+    }
     const int inner = depth + (op->kind == ir::OpKind::for_ || op->kind == ir::OpKind::while_ ? 1 : 0);
     for (const auto& r : op->regions)
-      if (loads_in_loops(*r, inner)) return true;
+      if (loads_again(*r, inner)) return true;
   }
   return false;
 }
 
 /// The shared-memory carveout (percent shared) `fn` prefers, -1 for the driver's choice.
 /// TILE_SMEM_CARVEOUT=auto (the default): 100 for a kernel whose global loads each run once a
-/// program (none in a loop). Such a kernel streams its data, and on an H100 it moves 1-2 % more
-/// bytes a second with the small L1 (softmax, 4096 × 4096 and 16384 columns;
-/// bench/results/2026-11-26-h100-session12.md). For a kernel that loads in a loop (and may read
-/// the same lines again), the driver's choice, which keeps L1 large where shared memory is
-/// small: layer norm's three passes over its row ran about 5 % slower at 4096 × 4096 with the
-/// small L1. `driver`: always the driver's choice; 0 … 100: that, for every kernel.
+/// program (none in a loop) at addresses computed from the program id. Such a kernel streams its
+/// data, and on an H100 it moves 1-2 % more bytes a second with the small L1 (softmax, 4096 × 4096
+/// and 16384 columns; bench/results/2026-11-26-h100-session12.md). For a kernel that loads in a
+/// loop (and may read the same lines again), or loads what every program loads, the driver's
+/// choice, which keeps L1 large where shared memory is small: layer norm's three passes over its
+/// row ran about 5 % slower at 4096 × 4096 with the small L1, and the row-in-registers layer norm,
+/// which reads the weight and bias in every program, 4-5 % slower at 4096 and 8192 columns
+/// (bench/results/2026-11-27-h100-session15.md). `driver`: always the driver's choice; 0 … 100:
+/// that, for every kernel.
 int smem_carveout(const ir::Function& fn) {
   const std::string v = env::get("TILE_SMEM_CARVEOUT");
-  if (v == "auto") return loads_in_loops(fn.body, 0) ? -1 : 100;
+  if (v == "auto") return loads_again(fn.body, 0) ? -1 : 100;
   if (v == "driver") return -1;
   int pct = -1;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), pct);

@@ -247,11 +247,11 @@ class Versioner {
         continue;
       }
       ir::Block& body = *op->region(0);
-      map[body.arg(0)] = lo;
-      for (std::size_t k = 1; k < body.args.size(); ++k) map[body.arg(static_cast<unsigned>(k))] = mapped(op->operand(static_cast<unsigned>(k + 2)));
+      map[body.arg(0)] = lo;  // the induction variable; the carried values: their initial values
+      for (unsigned k = 1; k < body.args.size(); ++k) map[body.arg(k)] = mapped(op->operand(k + 2));
       for (auto& inner : body.ops) {
-        if (inner->kind == OpKind::yield) {
-          for (std::size_t k = 0; k < op->results.size(); ++k) map[op->result(static_cast<unsigned>(k))] = mapped(inner->operand(static_cast<unsigned>(k)));
+        if (inner->kind == OpKind::yield) {  // the loop's results: what its one step yields
+          for (unsigned k = 0; k < op->results.size(); ++k) map[op->result(k)] = mapped(inner->operand(k));
           break;
         }
         ir::clone_op(*inner, ob, map);

@@ -9,8 +9,8 @@
 //  - TILE_OCCUPANCY_RETRY: softmax of 8192 columns on 16 warps compiled again register-lean,
 //    kept only with more blocks an SM, and computing the same bits
 //  - TILE_SMEM_CARVEOUT: the carveout tile's kernels prefer, as the driver reports it back (auto:
-//    100 for a kernel without loads in loops, none set for one with); a bad value names the
-//    switch and the kernel
+//    100 for a kernel without loads in loops or loads every program makes, none set for one
+//    with); a bad value names the switch and the kernel
 //  - bad launches: a grid over the device's limits, a kernel that needs more shared memory than
 //    the device has (a 256×256 f32 transpose: 263168 bytes through shared memory), buffers of
 //    two devices in one launch; after each, other kernels still launch and compute
@@ -217,7 +217,8 @@ TEST_CASE("adopt on backends without foreign memory: the interpreter refuses, th
   CHECK(dst[15] == 2.0f);
 }
 
-TEST_CASE("cuda: kernels prefer the carveout TILE_SMEM_CARVEOUT says (auto: 100 without loads in loops); a bad value "
+TEST_CASE("cuda: kernels prefer the carveout TILE_SMEM_CARVEOUT says (auto: 100 without loads in loops or loads every "
+          "program makes); a bad value "
           "is a clear error") {
   auto dev = cuda_or_skip();
   if (!dev) return;
@@ -230,7 +231,7 @@ TEST_CASE("cuda: kernels prefer the carveout TILE_SMEM_CARVEOUT says (auto: 100 
   };
   auto make = [](const char* name) {
     return tile::kernel(name, [](tl::ptr<float> a, tl::ptr<float> b, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
-      auto offs = tl::arange(0, BLOCK);
+      auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
       tl::store(b + offs, tl::load(a + offs, offs < n) + 1.0f, offs < n);
     });
   };
@@ -245,6 +246,13 @@ TEST_CASE("cuda: kernels prefer the carveout TILE_SMEM_CARVEOUT says (auto: 100 
     tl::store(b + tl::arange(0, BLOCK), acc, tl::arange(0, BLOCK) < n);
   });
   CHECK(carveout_of(looping) == -1);  // a load in a loop: the driver's choice, none set
+  auto shared = tile::kernel("carveout_shared", [](tl::ptr<float> a, tl::ptr<float> b, tl::i32 n,
+                                                   tl::constexpr_<"BLOCK"> BLOCK) {
+    auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+    auto w = tl::load(a + tl::arange(0, BLOCK), tl::arange(0, BLOCK) < n);  // what every program reads
+    tl::store(b + offs, tl::load(a + offs, offs < n) * w, offs < n);
+  });
+  CHECK(carveout_of(shared) == -1);  // a load every program makes (layer norm's weight): the driver's choice
   ::setenv("TILE_SMEM_CARVEOUT", "driver", 1);
   CHECK(carveout_of(make("carveout_driver")) == -1);  // none set
   ::setenv("TILE_SMEM_CARVEOUT", "25", 1);
