@@ -47,14 +47,23 @@ Op* loop(K& k, Value* lo, Value* hi, Value* step, Value* init, F&& body) {
   std::vector<Value*> operands{lo, hi, step};
   std::vector<Type> results;
   if (init) operands.push_back(init), results.push_back(init->type);
+  Block* outer = k.b.block();
   Op* l = k.op(OpKind::for_, operands, results, {}, {}, 1);
   Value* iv = l->region(0)->add_arg(lo->type);
   Value* carried = init ? l->region(0)->add_arg(init->type) : nullptr;
   k.b.set_insertion_end(l->region(0));
   Value* y = body(iv, carried);
   k.op(OpKind::yield, y ? std::vector<Value*>{y} : std::vector<Value*>{}, {});
-  k.b.set_insertion_end(&k.f().body);
+  k.b.set_insertion_end(outer);
   return l;
+}
+
+/// A loop whose body only loads base[iv + arange(kB)] (masked by n).
+Op* reading_loop(K& k, Value* lo, Value* hi, Value* step, Value* base, Value* n) {
+  return loop(k, lo, hi, step, nullptr, [&](Value* iv, Value*) -> Value* {
+    k.sink({load_block(k, base, iv, n)});
+    return nullptr;
+  });
 }
 
 std::size_t loads_in(Block& b) {
@@ -257,11 +266,7 @@ TEST_CASE("version_single_trip_loops: no version where lo + step overflows the b
   Value *x = k.arg(0), *n = k.arg(2);
   Value* lo = k.ci(T(dtype::i32), 2147483647 - 8);
   Value* step = k.ci(T(dtype::i32), kB);
-  for (int i = 0; i < 2; ++i)
-    loop(k, lo, n, step, nullptr, [&](Value* iv, Value*) -> Value* {
-      k.sink({load_block(k, x, iv, n)});
-      return nullptr;
-    });
+  for (int i = 0; i < 2; ++i) reading_loop(k, lo, n, step, x, n);
   k.ret();
   CHECK_FALSE(run_pass(make_version_single_trip_loops(), k.f()));
 }
@@ -273,16 +278,10 @@ TEST_CASE("version_single_trip_loops: loops of other bounds inside the span are 
   Value* lo = k.ci(T(dtype::i32), 0);
   Value* s16 = k.ci(T(dtype::i32), kB);
   Value* s32 = k.ci(T(dtype::i32), 2 * kB);
-  auto reads = [&](Value* base, Value* step) {
-    loop(k, lo, n, step, nullptr, [&](Value* iv, Value*) -> Value* {
-      k.sink({load_block(k, base, iv, n)});
-      return nullptr;
-    });
-  };
-  reads(x, s16);
-  reads(out, s32);
-  reads(out, s32);
-  reads(x, s16);
+  reading_loop(k, lo, n, s16, x, n);
+  reading_loop(k, lo, n, s32, out, n);
+  reading_loop(k, lo, n, s32, out, n);
+  reading_loop(k, lo, n, s16, x, n);
   k.ret();
   CHECK(run_pass(make_version_single_trip_loops(), k.f()));
   CHECK(count_ops(k.f(), OpKind::if_) == 3);  // the a span's, and the b loops' in each of its branches
@@ -301,10 +300,7 @@ TEST_CASE("version_single_trip_loops: a constant upper bound that the loops reac
     Op* a = loop(k, lo, end, step, k.cf(kRow, 0.0), [&](Value* iv, Value* acc) {
       return k.v(OpKind::add, {acc, load_block(k, x, iv, n)}, kRow);
     });
-    loop(k, lo, end, step, nullptr, [&](Value* iv, Value*) -> Value* {
-      k.sink({load_block(k, x, iv, n)});
-      return nullptr;
-    });
+    reading_loop(k, lo, end, step, x, n);
     Op* s = k.sink({a->result()});
     k.ret();
     const bool once = hi == kB;  // 0 to 64 by 16 runs four times: nothing to version
@@ -324,20 +320,12 @@ TEST_CASE("version_single_trip_loops: inner loops inlined from two bodies pair u
   Value *x = k.arg(0), *y = k.arg(1), *n = k.arg(2);
   Value* lo = k.ci(T(dtype::i32), 0);
   Value* s16 = k.ci(T(dtype::i32), kB);
-  for (int i = 0; i < 2; ++i) {
-    Op* outer = k.op(OpKind::for_, {lo, n, s16}, {}, {}, {}, 1);
-    Value* iv = outer->region(0)->add_arg(lo->type);
-    k.b.set_insertion_end(outer->region(0));
-    k.sink({load_block(k, x, iv, n)});
-    Op* inner = k.op(OpKind::for_, {k.ci(T(dtype::i32), 0), n, k.ci(T(dtype::i32), 8)}, {}, {}, {}, 1);
-    Value* jv = inner->region(0)->add_arg(lo->type);
-    k.b.set_insertion_end(inner->region(0));
-    k.sink({load_block(k, y, jv, n)});
-    k.op(OpKind::yield, {}, {});
-    k.b.set_insertion_end(outer->region(0));
-    k.op(OpKind::yield, {}, {});
-    k.b.set_insertion_end(&k.f().body);
-  }
+  for (int i = 0; i < 2; ++i)
+    loop(k, lo, n, s16, nullptr, [&](Value* iv, Value*) -> Value* {
+      k.sink({load_block(k, x, iv, n)});
+      reading_loop(k, k.ci(T(dtype::i32), 0), n, k.ci(T(dtype::i32), 8), y, n);
+      return nullptr;
+    });
   k.ret();
   CHECK(run_pass(make_version_single_trip_loops(), k.f()));
   // the x loops' version, and in its first branch the y loops' (the second branch keeps one y
