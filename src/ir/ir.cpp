@@ -135,6 +135,11 @@ Op* clone_op(const Op& op, Builder& b, std::unordered_map<const Value*, Value*>&
   return n;
 }
 
+std::optional<std::int64_t> int_constant(const Value* v) {
+  if (v->def && v->def->kind == OpKind::constant && !v->def->attrs.ints.empty()) return v->def->attrs.ints[0];
+  return std::nullopt;
+}
+
 std::unique_ptr<Function> clone(const Function& f) {
   auto out = std::make_unique<Function>();
   out->name = f.name;

@@ -10,6 +10,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -178,6 +179,9 @@ void walk(Block& b, F&& f) {
 void replace_all_uses(Block& b, Value* from, Value* to);
 /// Erase `op` from its block. Its results must be unused.
 void erase(Op* op);
+/// The integer an integer (or i1, or pointer) `constant` holds, splat tiles included; nullopt for
+/// any other value.
+std::optional<std::int64_t> int_constant(const Value* v);
 /// Deep copy (for tests and for passes that need a pristine copy).
 std::unique_ptr<Function> clone(const Function& f);
 /// Copies `op` (its regions too) at `b`'s insertion point: each operand is replaced by its entry

@@ -314,11 +314,7 @@ PipelinePlan plan_pipelines(const ir::Function& f, const layout::LayoutPlan& pla
 
 namespace {
 bool launch_known(const ir::Function& f, const ir::Value* v) {
-  return v->owner == &f.body || (v->def && v->def->kind == OpKind::constant && !v->def->attrs.ints.empty());
-}
-std::optional<std::int64_t> constant_int(const ir::Value* v) {
-  if (v->def && v->def->kind == OpKind::constant && !v->def->attrs.ints.empty()) return v->def->attrs.ints[0];
-  return std::nullopt;
+  return v->owner == &f.body || ir::int_constant(v).has_value();
 }
 }  // namespace
 
@@ -354,12 +350,12 @@ bool tma_operand(const ir::Function& f, const ir::Op& l, int num_warps, const ir
   const ir::Value* base = l.operand(0);
   if (base->owner != &f.body || !info(base) || info(base)->divisibility % 16 != 0) return false;
   for (unsigned k = 1; k <= 2; ++k) {  // extents: positive (the launch's specialization says so)
-    auto c = constant_int(l.operand(k));
+    auto c = ir::int_constant(l.operand(k));
     if (c ? *c <= 0 : !info(l.operand(k)) || !info(l.operand(k))->positive) return false;
   }
-  if (constant_int(l.operand(4)) != std::optional<std::int64_t>(1)) return false;  // the last stride
+  if (ir::int_constant(l.operand(4)) != std::optional<std::int64_t>(1)) return false;  // the last stride
   const ir::Value* row_stride = l.operand(3);
-  if (auto c = constant_int(row_stride)) {
+  if (auto c = ir::int_constant(row_stride)) {
     if (*c <= 0 || (*c * es) % 16 != 0) return false;
   } else {
     const ir::ArgInfo* ai = info(row_stride);

@@ -15,9 +15,7 @@ ir::Attrs ints(std::vector<std::int64_t> v) {
   a.ints = std::move(v);
   return a;
 }
-bool is_const_one(const Value* v) {
-  return v->def && v->def->kind == OpKind::constant && !v->def->attrs.ints.empty() && v->def->attrs.ints[0] == 1;
-}
+bool is_const_one(const Value* v) { return ir::int_constant(v) == 1; }
 }  // namespace
 
 DescriptorAccess descriptor_access(ir::Builder& b, Value* base, std::span<Value* const> shape, std::span<Value* const> strides,

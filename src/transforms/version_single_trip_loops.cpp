@@ -35,13 +35,6 @@ using ir::OpKind;
 using ir::Value;
 using OpIter = std::list<std::unique_ptr<Op>>::iterator;
 
-/// The integer a scalar `constant` holds, if `v` is one.
-std::optional<std::int64_t> constant_of(const Value* v) {
-  if (!v->def || v->def->kind != OpKind::constant || !v->type.is_scalar() || v->def->attrs.ints.empty())
-    return std::nullopt;
-  return v->def->attrs.ints[0];
-}
-
 /// lo + step where it is representable in `t` (the loop's bound type) and in an int64, else nullopt.
 std::optional<std::int64_t> one_step_bound(dtype t, std::int64_t lo, std::int64_t step) {
   const int w = bits(t);
@@ -65,10 +58,10 @@ bool runs_once(dtype t, std::int64_t lo, std::int64_t hi, std::int64_t bound) {
 bool versionable(const Op& op) {
   if (op.kind != OpKind::for_) return false;
   const dtype t = op.operand(0)->type.elem;
-  const auto lo = constant_of(op.operand(0)), step = constant_of(op.operand(2));
+  const auto lo = ir::int_constant(op.operand(0)), step = ir::int_constant(op.operand(2));
   const auto bound = lo && step ? one_step_bound(t, *lo, *step) : std::nullopt;
   if (!bound) return false;
-  const auto hi = constant_of(op.operand(1));
+  const auto hi = ir::int_constant(op.operand(1));
   return !hi || runs_once(t, *lo, *hi, *bound);
 }
 
@@ -86,16 +79,16 @@ bool kept_by_earlier_version(const ir::Block& b, const Op& loop) {
   };
   if (!is_cmp(runs, ir::CmpPred::lt) || !is_cmp(once, ir::CmpPred::le)) return false;
   const Value *lo = loop.operand(0), *hi = loop.operand(1);
-  const auto bound = one_step_bound(lo->type.elem, *constant_of(lo), *constant_of(loop.operand(2)));
-  return constant_of(runs->operand(0)) == constant_of(lo) && runs->operand(1) == hi && once->operand(0) == hi &&
-         constant_of(once->operand(1)) == bound;
+  const auto bound = one_step_bound(lo->type.elem, *ir::int_constant(lo), *ir::int_constant(loop.operand(2)));
+  return ir::int_constant(runs->operand(0)) == ir::int_constant(lo) && runs->operand(1) == hi && once->operand(0) == hi &&
+         ir::int_constant(once->operand(1)) == bound;
 }
 
 /// One upper-bound value, and lower bounds and steps of equal constants (literal bounds are
 /// traced where each loop is written: the loops inlined from two bodies hold copies of them).
 bool same_bounds(const Op& a, const Op& b) {
   return a.operand(1) == b.operand(1) && a.operand(0)->type == b.operand(0)->type &&
-         constant_of(a.operand(0)) == constant_of(b.operand(0)) && constant_of(a.operand(2)) == constant_of(b.operand(2));
+         ir::int_constant(a.operand(0)) == ir::int_constant(b.operand(0)) && ir::int_constant(a.operand(2)) == ir::int_constant(b.operand(2));
 }
 
 /// Whether `x` (computed in loop `fa`) and `y` (in loop `fb`) hold the same values when both
@@ -217,7 +210,7 @@ class Versioner {
     // the condition: exactly one step
     ir::Builder bld(&b, first);
     const ir::Type i1{dtype::i1, false, {}};
-    const std::int64_t bound = *one_step_bound(lo->type.elem, *constant_of(lo), *constant_of(step));
+    const std::int64_t bound = *one_step_bound(lo->type.elem, *ir::int_constant(lo), *ir::int_constant(step));
     ir::Attrs lt, le;
     lt.ints = {static_cast<std::int64_t>(ir::CmpPred::lt)};
     le.ints = {static_cast<std::int64_t>(ir::CmpPred::le)};
@@ -274,7 +267,7 @@ class Versioner {
         for (auto& r : (*it)->regions) ir::walk(*r, redirect);
       }
     };
-    if (!constant_of(hi)) {
+    if (!ir::int_constant(hi)) {
       std::vector<Value*> results;
       for (std::size_t k = 0; k < escaping.size(); ++k) results.push_back(branch->result(static_cast<unsigned>(k)));
       redirect_after(results);
