@@ -1,5 +1,5 @@
 // test/drivers/test_cuda_errors.cpp — the public API on the cuda backend with memory and streams
-// from outside tile, and bad input (issue 4's "Bad input"): each error names the kernel (where
+// from outside tile, and bad input: each error names the kernel (where
 // there is one) and this file's line, and the device stays usable afterwards.
 //
 //  - device::adopt: device memory allocated outside tile (here: the driver's cuMemAlloc through
@@ -313,8 +313,8 @@ TEST_CASE("cuda: a kernel whose registers limit its blocks an SM is compiled aga
   CHECK(chosen.local <= plain.local);
   if (chosen.variant == "lean") CHECK(chosen.blocks > plain.blocks);
   else CHECK(chosen.regs == plain.regs);
-  // on an H100 with session 12's driver (580): 47 registers, and 40 in 2s (run 17, the driver's
-  // JIT; ptxas 13.0 here gives the same), the reason this exists
+  // on an H100 with driver 580: 47 registers, and 40 in batches of 2 (the driver's JIT; ptxas
+  // 13.0 gives the same), the reason this exists
   if (info_is_h100(*dev) && plain.regs == 47) CHECK(chosen.variant == "lean");
   // both compute the same softmax, bit for bit (the lean form is the same arithmetic, batched)
   CHECK(chosen.out == plain.out);
