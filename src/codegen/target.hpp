@@ -7,7 +7,7 @@
 //   - program ids and grid sizes;
 //   - debugging services (device_print, device_assert) and how a failed assert leaves the kernel;
 //   - the data layout and triple of the module (so LLVM's optimizer knows the machine).
-// GPU targets (issue 4 on) add thread/lane ids, shuffles, barriers, shared memory and matrix
+// GPU targets add thread/lane ids, shuffles, barriers, shared memory and matrix
 // instructions here; the CPU target runs each program instance as one sequential function over
 // its whole tiles, so it needs none of them.
 #pragma once

@@ -362,12 +362,12 @@ bool loads_again(const ir::Block& b, int depth) {
 /// TILE_SMEM_CARVEOUT=auto (the default): 100 for a kernel whose global loads each run once a
 /// program (none in a loop) at addresses computed from the program id. Such a kernel streams its
 /// data, and on an H100 it moves 1-2 % more bytes a second with the small L1 (softmax, 4096 × 4096
-/// and 16384 columns; bench/results/2026-11-26-h100-session12.md). For a kernel that loads in a
+/// and 16384 columns; bench/results/h100.md). For a kernel that loads in a
 /// loop (and may read the same lines again), or loads what every program loads, the driver's
 /// choice, which keeps L1 large where shared memory is small: layer norm's three passes over its
 /// row ran about 5 % slower at 4096 × 4096 with the small L1, and the row-in-registers layer norm,
 /// which reads the weight and bias in every program, 4-5 % slower at 4096 and 8192 columns
-/// (bench/results/2026-11-27-h100-session15.md). `driver`: always the driver's choice; 0 … 100:
+/// (bench/results/h100.md). `driver`: always the driver's choice; 0 … 100:
 /// that, for every kernel.
 int smem_carveout(const ir::Function& fn) {
   const std::string v = env::get("TILE_SMEM_CARVEOUT");

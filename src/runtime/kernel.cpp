@@ -111,7 +111,7 @@ std::string param_str(const param_desc& p) {
 // store) and compared with the last launch's before any lookup, and error messages are built
 // only when a launch fails. A launch of 12 arguments (8 pointers) on the null backend executes
 // about 3100 instructions (callgrind), 4000 before the shortcut, the inline puts and the
-// drivers' arguments built in place (session 14).
+// drivers' arguments built in place.
 /// `capacity` elements on the stack when they fit in N, else on the heap; filled by push_back.
 /// Only the elements pushed are ever constructed (a launch of 12 arguments makes 12 driver
 /// arguments, not 16 zeroed ones and their strings).

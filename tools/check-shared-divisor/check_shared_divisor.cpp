@@ -7,7 +7,7 @@
 // division; prints the mismatches (at most 10) and their count, exits 1 if there is one.
 //   check-shared-divisor FIRST COUNT           divisors with significands FIRST … FIRST+COUNT−1
 //   check-shared-divisor --random COUNT SEED   COUNT random divisors
-// Session 11 ran `0 1024` and `8387584 1024` (the smallest and largest significands) and random
+// Runs so far: `0 1024` and `8387584 1024` (the smallest and largest significands) and random
 // divisors: 3000, 20000 and 100000, and 5000 each in [1.999, 2) and [1.99999, 2) (with this
 // check's first version): 133 048 divisors, no mismatch. Build with -ffp-contract=off.
 #include <bit>

@@ -14,8 +14,8 @@
 //   reduce            in the thread, across lanes with butterfly shuffles, across warps through
 //                     shared memory (gpu_reduce.cpp); scan: along the axis in one thread after a
 //                     layout change;
-//   dot               through shared memory, one fused multiply-add chain per accumulator
-//                     element (tensor cores are issue 6's; gpu_dot.cpp);
+//   dot               on tensor cores where eligible (mma.sync: gpu_dot.cpp; wgmma:
+//                     gpu_wgmma.cpp), else one fused multiply-add chain per accumulator element;
 //   for/while/if      phis per register (gpu_control.cpp); print/assert (gpu_debug.cpp).
 // Shared memory is one dynamic buffer; each op uses it from offset 0 between barriers, so its
 // size is the largest single use (shared_bytes()).
