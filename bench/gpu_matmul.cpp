@@ -1,11 +1,11 @@
-// bench/gpu_matmul.cpp — matrix multiplication on the cuda backend (issue 6): Triton's matmul
+// bench/gpu_matmul.cpp — matrix multiplication on the cuda backend: Triton's matmul
 // tutorial kernel (bench::make_matmul_t: grouped program order, f32 accumulation; A, B and C in
 // f16, or all three in bf16), autotuned over the tutorial's 8 CUDA configs, against cuBLAS
 // (cublasGemmEx, compute type 32F, default algorithm; opened with dlopen from the CUDA libraries
 // on the machine: bench/cublas.hpp) on the same stream. Row-major, contiguous A (M×K), B (K×N),
 // C (M×N). Shapes: square M = N = K = 512 … 8192, and the LLM projections M = 8192 tokens,
 // N = K ∈ {4096, 11008, 14336}; `--quick`: 1024, 4096, 8192 and N = K = 11008 only; `--targets`:
-// the shapes issue 6's targets name, M = N = K = 4096 and 8192, only (`--rounds R` for more rounds).
+// the target shapes, M = N = K = 4096 and 8192, only (`--rounds R` for more rounds).
 // Second pair of tables: the f16 kernel with leaky ReLU fused into its epilogue (ACTIVATION =
 // true: applied to the f32 accumulator before the f16 store) against cuBLAS followed by a
 // separate tile kernel applying leaky ReLU in place (bench::make_leaky_relu: f16 in and out, f32
@@ -508,7 +508,7 @@ void usage(std::FILE* out, const char* argv0) {
   std::fprintf(out,
                "usage: %s [--quick | --targets] [--rounds R]\n"
                "  --quick     M=N=K 1024, 4096, 8192 and M=8192 N=K=11008 only\n"
-               "  --targets   M=N=K 4096 and 8192 only (issue 6's targets)\n"
+               "  --targets   M=N=K 4096 and 8192 only (the target shapes)\n"
                "              (default: M=N=K 512 … 8192, and M=8192 N=K 4096, 11008, 14336)\n"
                "  --rounds R  alternating timing rounds per shape (default 5)\n"
                "  TILE_CUBLAS=/path/libcublas.so.N picks the cuBLAS; TILE_AUTOTUNE_VERBOSE=1 prints each config's time\n",

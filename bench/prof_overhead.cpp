@@ -1,4 +1,4 @@
-// bench/prof_overhead.cpp — what profiling costs the launching thread (issue 5's target: a
+// bench/prof_overhead.cpp — what profiling costs the launching thread (the target: a
 // session active at most 2x the host time of the same launches without one; Proton's own slides
 // cite about 20x). An already compiled tiny kernel (grid 1, a 128-element tile) is launched
 // 10,240 times per provider — 40 batches of 256, the providers interleaved batch by batch, the

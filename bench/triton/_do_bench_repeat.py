@@ -4,7 +4,7 @@ Not a reference script (the leading _ keeps it out of run-all's list). Prints, f
 add of 2^16 floats: triton.testing.do_bench's median twice in a row, four times; then the median
 of a plain loop of 1000 repetitions (256 MB flush, start event, the kernel, end event) twice in a
 row, four times each after: nothing, 5000 warm-up launches, 1000 flushed warm-up launches, a 0.2 s
-pause. bench/results/2026-11-27-h100-session15.md has what it showed: Triton's do_bench pairs
+pause. bench/results/h100.md has what it showed: Triton's do_bench pairs
 1.2-24.6 % apart, the plain loop's 0.0-2.4 %.
 """
 import statistics
