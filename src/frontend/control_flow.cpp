@@ -24,13 +24,18 @@ using ir::Value;
 namespace {
 node*& slot(tl::tensor* t) { return tensor_access::value(*t); }
 
-std::string where(const Value* v) {
-  if (v->def && v->def->loc.known()) {
-    std::string f = v->def->loc.file;
-    auto s = f.find_last_of('/');
-    return " (assigned at " + (s == std::string::npos ? f : f.substr(s + 1)) + ":" + std::to_string(v->def->loc.line) + ")";
-  }
-  return "";
+/// A loop-carried tile whose value `now` (assigned in the body) has another type than the
+/// loop's argument `arg`: the error is reported where `now` was created (the user's assignment,
+/// for editors and CI to jump to), and its text names the loop's own line.
+[[noreturn]] void carried_type_change(const Trace& tr, const char* loop, const Value* arg, const Value* now,
+                                      src_loc loc) {
+  const src_loc created = now->def ? now->def->loc : src_loc{};
+  std::string head = loop;
+  if (created.known() && loc.known()) head += " at " + frontend::loc_str(loc);
+  tr.fail(head + ": a tile carried through the loop changes type from " + arg->type.str() + " to " +
+              now->type.str() + (created.known() ? " (the value assigned to it was created on this line)" : "") +
+              "; a loop-carried tile keeps its shape and dtype",
+          created.known() ? created : loc);
 }
 
 Value* bound(const operand_data& o, src_loc loc, const char* what) {
@@ -134,8 +139,7 @@ void for_range(const operand_data& lo, const operand_data& hi, const operand_dat
       Value* now = V(slot(cands[i]));
       if (!now) tr.fail("tl::for_range: a tile carried through the loop was reset to no value in its body", loc);
       if (now->type != arg->type)
-        tr.fail("tl::for_range: a tile carried through the loop changes type from " + arg->type.str() + " to " +
-                    now->type.str() + where(now) + "; a loop-carried tile keeps its shape and dtype", loc);
+        carried_type_change(tr, "tl::for_range", arg, now, loc);
       keep[i] = now != arg;
       yields.push_back(now);
     }
@@ -186,8 +190,7 @@ void while_loop(const std::function<node*()>& cond, const std::function<void()>&
       Value* now = V(slot(cands[i]));
       if (!now) tr.fail("tl::while_: a tile carried through the loop was reset to no value in its body", loc);
       if (now->type != arg->type)
-        tr.fail("tl::while_: a tile carried through the loop changes type from " + arg->type.str() + " to " +
-                    now->type.str() + where(now) + "; a loop-carried tile keeps its shape and dtype", loc);
+        carried_type_change(tr, "tl::while_", arg, now, loc);
       keep[i] = now != arg;
       yields.push_back(now);
     }
@@ -247,9 +250,15 @@ std::vector<node*> if_then_else(const operand_data& cond, const std::function<st
     Value* tv = V(t ? t : before[i]);
     Value* ev = V(e ? e : before[i]);
     if (!t || !e) tr.fail("tl::if_: a tile was reset to no value in one branch", loc);
-    if (tv->type != ev->type)
-      tr.fail("tl::if_: a tile assigned in the branches has type " + tv->type.str() + " in one and " +
-                  ev->type.str() + " in the other" + where(tv == V(before[i] ? before[i] : t) ? ev : tv), loc);
+    if (tv->type != ev->type) {
+      // reported where the branch's value was created (the assignment), naming the if_'s line
+      const Value* changed = tv == V(before[i] ? before[i] : t) ? ev : tv;
+      const src_loc created = changed->def ? changed->def->loc : src_loc{};
+      tr.fail(std::string("tl::if_") + (created.known() && loc.known() ? " at " + frontend::loc_str(loc) : "") +
+                  ": a tile assigned in the branches has type " + tv->type.str() + " in one and " + ev->type.str() +
+                  " in the other" + (created.known() ? " (the value assigned to it was created on this line)" : ""),
+              created.known() ? created : loc);
+    }
     then_y.push_back(tv);
     else_y.push_back(ev);
     assigned.push_back({all[i], static_cast<unsigned>(op->results.size())});

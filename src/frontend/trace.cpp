@@ -38,6 +38,31 @@ std::span<const std::int64_t> node_shape(const node* n, src_loc loc) {
   return ir::as_value(n)->type.shape;
 }
 
+node* ptr_value(node* n, dtype pointee, src_loc loc) {
+  const std::string target = "tl::ptr<" + std::string(name(pointee)) + ">";
+  if (!n) trace_error("value assigned to a " + target + " was never assigned", loc);
+  const ir::Value* v = ir::as_value(n);
+  if (v->type.ptr && v->type.elem == pointee) return n;
+  // Where the value comes from: the op that created it, or the loop or kernel whose argument it is.
+  std::string origin;
+  src_loc at{};
+  if (v->def) {
+    at = v->def->loc;
+    if (at.known()) origin = ", created at " + frontend::loc_str(at);
+  } else if (v->owner && v->owner->parent) {
+    const ir::Op* loop = v->owner->parent;
+    at = loop->loc;
+    const bool index = loop->kind == ir::OpKind::for_ && v->index == 0;
+    origin = std::string(index ? ", the index of" : ", a tile carried through") +
+             (loop->kind == ir::OpKind::for_ ? " the tl::for_range" : " the tl::while_");
+    if (at.known()) origin += " at " + frontend::loc_str(at);
+  } else {
+    origin = ", a kernel argument";
+  }
+  trace_error("value assigned to a " + target + " is not a pointer to the same type: it is " + v->type.str() + origin,
+              loc.known() ? loc : at);
+}
+
 void trace_error(const std::string& message, src_loc loc) {
   if (auto* t = frontend::Trace::current_or_null()) t->fail(message, loc);
   throw tile::error(message, loc);
@@ -68,6 +93,12 @@ Trace* Trace::current_or_null() { return g_current; }
 
 void Trace::fail(const std::string& message, src_loc loc) const {
   throw tile::error(message, loc, kernel_);
+}
+
+std::string loc_str(src_loc l) {
+  std::string f = l.file;
+  auto s = f.find_last_of('/');
+  return (s == std::string::npos ? f : f.substr(s + 1)) + ":" + std::to_string(l.line);
 }
 
 std::vector<tl::tensor*> live_tensors(bool include_undefined) {

@@ -71,6 +71,9 @@ class InsertionGuard {
   ir::Block* block_;
 };
 
+/// "file.cpp:12": a user's location as messages quote it (the file's base name).
+std::string loc_str(src_loc l);
+
 /// Every live tl::tensor on this thread (those holding a value, or all), most recent first.
 std::vector<tl::tensor*> live_tensors(bool include_undefined = false);
 

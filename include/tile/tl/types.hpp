@@ -31,19 +31,13 @@ class ptr : public tensor {
   /// A pointer tile computed from this one (p + offsets) may be assigned back: checked at trace
   /// time to be a pointer with the same pointee.
   ptr(const tensor& t, std::source_location l = std::source_location::current())  // NOLINT
-      : tensor(check(t, l)) {}
+      : tensor(tile::detail::ptr_value(t.node(), tile::dtype_of<element_type>, l)) {}
   // Assignment cannot capture the user's line (operators take no defaulted argument, and a
-  // converting parameter would be ambiguous with copy assignment): errors name the kernel.
+  // converting parameter would be ambiguous with copy assignment): a value that is no pointer to
+  // element_type is reported at the line of the tl:: call that created it.
   ptr& operator=(const tensor& t) {
-    tensor::operator=(tensor(check(t, {})));
+    tensor::operator=(tensor(tile::detail::ptr_value(t.node(), tile::dtype_of<element_type>, {})));
     return *this;
-  }
-
- private:
-  static tile::detail::node* check(const tensor& t, tile::src_loc l) {
-    if (!t.defined() || !t.is_pointer() || t.dtype() != tile::dtype_of<element_type>)
-      tile::detail::trace_error("value assigned to a tl::ptr is not a pointer to the same type", l);
-    return t.node();
   }
 };
 

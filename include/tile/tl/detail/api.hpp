@@ -57,6 +57,10 @@ bool node_is_pointer(const node* n, src_loc loc = {});
 std::span<const std::int64_t> node_shape(const node* n, src_loc loc = {});
 /// True while a kernel is being traced on this thread.
 bool tracing();
+/// `n` if it is a pointer with pointee `pointee` (a value assigned to a tl::ptr); otherwise a
+/// tile::error naming what it is and the line that created it, reported at `loc` or, where that is
+/// unknown (an assignment, which cannot capture its line), at the line that created the value.
+node* ptr_value(node* n, dtype pointee, src_loc loc);
 
 // ---- the registry of live tensors (for loop-carried and if-assigned tiles) -------------------
 void track(tl::tensor* t) noexcept;
