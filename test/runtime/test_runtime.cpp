@@ -15,6 +15,8 @@
 #include <tile/tile.hpp>
 #include <vector>
 
+#include "../requires.hpp"
+
 using namespace tile::literals;
 
 namespace {
@@ -448,15 +450,62 @@ TEST_CASE("grids of one, two and three dimensions") {
   k[{2, 3, 1}](out);
 }
 
-TEST_CASE("a grid with a zero extent runs nothing") {
-  auto dev = interp();
+namespace {
+/// A grid with an extent 0 is a no-op, as in Triton: no program runs, but the kernel is traced
+/// and compiled for the launch and the launch is checked as any other (docs/LANGUAGE.md, "Grids").
+void zero_grid_runs_nothing(const tile::device& dev) {
+  CAPTURE(dev.name());
+  auto k = tile::kernel("zero_grid", [](tl::ptr<float> out, tl::i32 n, tl::f32 value, tl::constexpr_<"BLOCK"> BLOCK) {
+    auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+    tl::store(out + offs, tl::full<float>({BLOCK}, value), offs < n);
+  });
   auto out = dev.upload(std::vector<float>(64, 1.0f));
-  fill[{0}](out, 64, 5.0f, "BLOCK"_c = 64);
-  fill[{4, 0}](out, 64, 5.0f, "BLOCK"_c = 64);
-  fill[{4, 2, 0}](out, 64, 5.0f, "BLOCK"_c = 64);
+  k[{0}](out, 64, 5.0f, "BLOCK"_c = 64);
+  CHECK(k.core().traces() == 1);  // traced and compiled though nothing runs
+  k[{4, 0}](out, 64, 5.0f, "BLOCK"_c = 64);
+  k[{4, 2, 0}](out, 64, 5.0f, "BLOCK"_c = 64);
+  k[{0, 0, 0}](out, 64, 5.0f, "BLOCK"_c = 64);
   auto none = [](const tile::meta&) { return tile::grid3{0, 0, 0}; };
-  fill[none](out, 64, 5.0f, "BLOCK"_c = 64);
+  k[none](out, 64, 5.0f, "BLOCK"_c = 64);
+  CHECK(k.core().traces() == 1);
+  dev.synchronize();
   CHECK(out.to_host() == std::vector<float>(64, 1.0f));
+  // … and a grid with no extent 0 runs the same kernel
+  k[{1}](out, 64, 5.0f, "BLOCK"_c = 64);
+  dev.synchronize();
+  if (dev.computes()) CHECK(out.to_host() == std::vector<float>(64, 5.0f));
+
+  // what is wrong is reported whatever the grid: a kernel that does not trace …
+  auto bad = tile::kernel("zero_grid_bad", [](tl::ptr<float> p, tl::i32) { tl::store(p + tl::arange(0, 10), 1.0f); });
+  CHECK_THROWS_WITH_AS(bad[{0}](out, 64), doctest::Contains("must be a power of two"), tile::error);
+  // … a negative extent beside a zero one …
+  CHECK_THROWS_WITH_AS((k[{0, -1}](out, 64, 5.0f, "BLOCK"_c = 64)), doctest::Contains("grid extent y = -1"), tile::error);
+  // … and arguments on two devices
+  for (const char* other : {"interpreter", "cpu", "null"}) {
+    if (dev.backend() == other || !tiletest::backend_missing(other).empty()) continue;
+    auto far = tile::device::get(other).alloc<float>(64);
+    auto out2 = dev.alloc<float>(64);
+    auto k2 = tile::kernel("zero_grid_copy", [](tl::ptr<float> a, tl::ptr<float> b) {
+      tl::store(b + tl::arange(0, 64), tl::load(a + tl::arange(0, 64)));
+    });
+    CHECK_THROWS_WITH_AS(k2[{0}](out2, far), doctest::Contains("is on device"), tile::error);
+    break;
+  }
+}
+
+constexpr tiletest::needs needs_null{"needs the null backend", [] { return tiletest::backend_missing("null"); }};
+}  // namespace
+
+TEST_CASE("a grid with a zero extent runs nothing, after tracing and checking the launch: interpreter") {
+  zero_grid_runs_nothing(interp());
+}
+
+TEST_CASE("a grid with a zero extent runs nothing, after tracing and checking the launch: cpu" * tiletest::needs_cpu) {
+  zero_grid_runs_nothing(tile::device::get("cpu"));
+}
+
+TEST_CASE("a grid with a zero extent runs nothing, after tracing and checking the launch: null" * needs_null) {
+  zero_grid_runs_nothing(tile::device::get("null"));
 }
 
 TEST_CASE("launches alternating between specializations each run their own (the launch path's last-launched shortcut)") {
