@@ -64,6 +64,24 @@ void report_skipped(long all, long runnable) {
 
 }  // namespace
 
+std::string tiletest::backend_missing(const char* name) {
+  try {
+    (void)tile::device::get(name);
+    return "";
+  } catch (const tile::error& e) {
+    return e.message();
+  }
+}
+
+std::string tiletest::host_backend_missing() {
+  try {
+    const std::string b = tile::device::best().backend();
+    return b == "cuda" ? "the tests run on the cuda backend (TILE_BACKEND=cuda)" : "";
+  } catch (const tile::error& e) {
+    return e.message();
+  }
+}
+
 int main(int argc, char** argv) {
   const long all = query(argc, argv) ? -1 : count_cases(argc, argv, {}, true);
   if (const char* want = std::getenv("TILE_SKIP_WITHOUT_BACKEND"); want && *want)

@@ -18,7 +18,6 @@
 
 #include <cstring>
 #include <string>
-#include <tile/runtime/device.hpp>
 #include <vector>
 
 namespace tiletest {
@@ -58,29 +57,20 @@ struct needs {
   }
 };
 
-/// "" if backend `name` opens here, else why not.
-inline std::string backend_missing(const char* name) {
-  try {
-    (void)tile::device::get(name);
-    return "";
-  } catch (const tile::error& e) {
-    return e.message();
-  }
-}
+// The probes of the common needs (test/doctest_main.cpp, linked into every test executable: this
+// header includes nothing of tile's, so white-box tests may include it beside their own names).
+/// "" if backend `name` opens here (tile::device::get), else why not.
+std::string backend_missing(const char* name);
+/// "" if the test environment's device (tile::device::best(): TILE_BACKEND) runs on the host,
+/// else why not: on the cuda backend a device-side failure is fatal to the context and prints go
+/// to the GPU's stdout.
+std::string host_backend_missing();
 
 /// A CUDA driver and device (the cuda backend opens).
 inline constexpr needs needs_cuda{"needs a CUDA device", [] { return backend_missing("cuda"); }};
 /// The cpu backend (built with LLVM).
 inline constexpr needs needs_cpu{"needs the cpu backend", [] { return backend_missing("cpu"); }};
-/// A backend that runs on the host (the test environment's device, TILE_BACKEND, is not the
-/// cuda backend, where a device-side failure is fatal to the context and prints go to the GPU).
-inline constexpr needs needs_host_backend{"needs a host backend", []() -> std::string {
-  try {
-    const std::string b = tile::device::best().backend();
-    return b == "cuda" ? "the tests run on the cuda backend (TILE_BACKEND=cuda)" : "";
-  } catch (const tile::error& e) {
-    return e.message();
-  }
-}};
+/// A backend that runs on the host (see host_backend_missing).
+inline constexpr needs needs_host_backend{"needs a host backend", host_backend_missing};
 
 }  // namespace tiletest

@@ -14,6 +14,7 @@
 #include <map>
 
 #include "codegen_helpers.hpp"
+#include "../requires.hpp"
 
 using namespace cg;
 namespace fs = std::filesystem;
@@ -523,16 +524,21 @@ std::string slurp(const fs::path& p) {
 
 }  // namespace
 
-TEST_CASE("TILE_DUMP_DIR: a vector add's .tir/.ll/.s; the loop is vectorized with masked loads (AVX2 hosts)") {
-  // out[offs] = x[offs] + y[offs] for offs = pid * 1024 + arange(1024), masked by offs < n
+namespace {
+
+/// out[offs] = x[offs] + y[offs] for offs = pid * 1024 + arange(1024), masked by offs < n
+std::shared_ptr<const Function> vector_add() {
   K k("vadd", {P(dtype::f32), P(dtype::f32), P(dtype::f32), T(dtype::i32)});
   Value* pid = k.v(OpKind::program_id, {}, T(dtype::i32), A({0}));
   Value* offs = k.bin(OpKind::add, k.splat(k.bin(OpKind::mul, pid, k.ci(T(dtype::i32), 1024)), {1024}), k.arange(1024));
   Value* mask = k.cmp(CmpPred::lt, offs, k.splat(k.arg(3), {1024}));
   Value* s = k.bin(OpKind::add, k.load(k.addptr(k.arg(0), offs), mask), k.load(k.addptr(k.arg(1), offs), mask));
   k.store(k.addptr(k.arg(2), offs), s, mask);
-  auto fn = k.done();
+  return k.done();
+}
 
+/// What compiling `fn` with TILE_DUMP_DIR set writes: extension -> contents.
+std::map<std::string, std::string> dumped_files(const std::shared_ptr<const Function>& fn) {
   char tmpl[] = "/tmp/tile-codegen-dump-XXXXXX";
   REQUIRE(::mkdtemp(tmpl) != nullptr);
   const fs::path dir = tmpl;
@@ -545,33 +551,34 @@ TEST_CASE("TILE_DUMP_DIR: a vector add's .tir/.ll/.s; the loop is vectorized wit
   }
   ::unsetenv("TILE_DUMP_DIR");
   CHECK(what.empty());
-  std::map<std::string, std::string> files;  // extension -> contents
+  std::map<std::string, std::string> files;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string nm = e.path().filename().string();
-    CHECK(nm.rfind("vadd-", 0) == 0);
+    CHECK(nm.rfind(fn->name + "-", 0) == 0);
     files[e.path().extension().string()] = slurp(e.path());
   }
   fs::remove_all(dir);
+  return files;
+}
+
+/// The vectorization check depends on the host's vector ISA: the target is the host CPU (its
+/// features), and LLVM's loop vectorizer emits masked vector loads for the masked tile load only
+/// where the ISA has them (AVX2's vmaskmov / AVX-512's masked moves).
+constexpr tiletest::needs needs_avx2{"needs an AVX2 host", []() -> std::string {
+  return host_has_avx2() ? "" : "the host has no AVX2 (/proc/cpuinfo)";
+}};
+
+}  // namespace
+
+TEST_CASE("TILE_DUMP_DIR: a vector add's .tir/.ll/.s, and it computes the interpreter's results") {
+  auto fn = vector_add();
+  std::map<std::string, std::string> files = dumped_files(fn);
   REQUIRE(files.count(".tir") == 1);
   REQUIRE(files.count(".ll") == 1);
   REQUIRE(files.count(".s") == 1);
   CHECK(files[".tir"].find("arange") != std::string::npos);
   CHECK(files[".tir"].find("kern.cpp") == std::string::npos);  // no locations were given
-  const std::string& ll = files[".ll"];
-  CHECK(ll.find("define") != std::string::npos);
-
-  // The vectorization check depends on the host's vector ISA: the target is the host CPU (its
-  // features), and LLVM's loop vectorizer emits masked vector loads for the masked tile load only
-  // where the ISA has them (AVX2's vmaskmov / AVX-512's masked moves). Hosts without AVX2 skip it.
-  if (!host_has_avx2()) {
-    MESSAGE("the host has no AVX2: the vectorization check of the generated code is skipped");
-  } else {
-    const bool v16 = ll.find("<16 x float>") != std::string::npos, v8 = ll.find("<8 x float>") != std::string::npos;
-    const bool vec = v16 || v8;
-    MESSAGE("vector add: " << std::string(v16 ? "<16 x float>" : v8 ? "<8 x float>" : "no vector type") << " in the LLVM IR");
-    CHECK_MESSAGE(vec, "no <8 x float> / <16 x float> in the vector add's LLVM IR: the loop was not vectorized");
-    CHECK_MESSAGE(ll.find("llvm.masked.load") != std::string::npos, "no llvm.masked.load in the vector add's LLVM IR");
-  }
+  CHECK(files[".ll"].find("define") != std::string::npos);
 
   // and it computes what the interpreter computes, on a partial last block
   const std::size_t n = 3000;
@@ -579,4 +586,15 @@ TEST_CASE("TILE_DUMP_DIR: a vector add's .tir/.ll/.s; the loop is vectorized wit
                          integer(dtype::i32, static_cast<i64>(n))},
                     Grid{3, 1, 1});
   same_all("vadd", r);
+}
+
+TEST_CASE("a vector add's loop is vectorized with masked loads (AVX2 hosts)" * needs_avx2) {
+  std::map<std::string, std::string> files = dumped_files(vector_add());
+  REQUIRE(files.count(".ll") == 1);
+  const std::string& ll = files[".ll"];
+  const bool v16 = ll.find("<16 x float>") != std::string::npos, v8 = ll.find("<8 x float>") != std::string::npos;
+  const bool vec = v16 || v8;
+  MESSAGE("vector add: " << std::string(v16 ? "<16 x float>" : v8 ? "<8 x float>" : "no vector type") << " in the LLVM IR");
+  CHECK_MESSAGE(vec, "no <8 x float> / <16 x float> in the vector add's LLVM IR: the loop was not vectorized");
+  CHECK_MESSAGE(ll.find("llvm.masked.load") != std::string::npos, "no llvm.masked.load in the vector add's LLVM IR");
 }

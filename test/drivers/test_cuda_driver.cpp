@@ -8,7 +8,7 @@
 //  - With a GPU: device query, memory, hand-written PTX kernels loaded and launched (vector add,
 //    every argument type, large dynamic shared memory, a cubin from ptxas when present), a PTX
 //    syntax error, event timing, streams, external pointers and streams, unknown device indices.
-//    Without one, each GPU test says why in a MESSAGE and passes.
+//    Without one, each GPU test is reported as skipped, saying why (test/requires.hpp).
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -27,6 +27,7 @@
 #include "doctest/doctest.h"
 #include "drivers/cuda/cuda_api.hpp"
 #include "drivers/cuda/cuda_driver.hpp"
+#include "../requires.hpp"
 
 namespace {
 
@@ -333,13 +334,28 @@ cuda_driver* gpu(std::string& why) {
   return static_cast<cuda_driver*>(d.get());
 }
 
-#define TILE_REQUIRE_GPU(var)                          \
-  std::string why_no_gpu;                              \
-  cuda_driver* var = gpu(why_no_gpu);                  \
-  if (!var) {                                          \
-    MESSAGE("no CUDA driver: " << why_no_gpu);         \
-    return;                                            \
-  }
+/// The test cases on the GPU need one (skipped where there is none) …
+constexpr tiletest::needs needs_gpu{"needs a CUDA driver and device", []() -> std::string {
+  std::string why;
+  return gpu(why) ? "" : "no CUDA driver: " + why;
+}};
+constexpr const char* kPtxas = "/usr/local/cuda/bin/ptxas";
+/// … and the cubin's, ptxas too.
+constexpr tiletest::needs needs_gpu_and_ptxas{"needs a CUDA device and ptxas", []() -> std::string {
+  std::string why;
+  if (!gpu(why)) return "no CUDA driver: " + why;
+  return std::ifstream(kPtxas) ? "" : std::string("no ptxas at ") + kPtxas;
+}};
+/// The toolkit's stub library.
+constexpr const char* kStub = "/usr/local/cuda/lib64/stubs/libcuda.so";
+constexpr tiletest::needs needs_stub{"needs the CUDA toolkit's stub library", []() -> std::string {
+  return std::ifstream(kStub) ? "" : std::string("no CUDA toolkit stub at ") + kStub;
+}};
+
+#define TILE_REQUIRE_GPU(var)         \
+  std::string why_no_gpu;             \
+  cuda_driver* var = gpu(why_no_gpu); \
+  REQUIRE_MESSAGE(var, "no CUDA driver: " << why_no_gpu)
 
 // Hand-written PTX (ISA 7.0, sm_80: ptxas 13 assembles it for sm_80, sm_90 and sm_90a; the
 // driver JITs it for the device at hand).
@@ -571,12 +587,8 @@ TEST_CASE("cuda api: a missing libcuda gives a clean reason, never a crash") {
   }
 }
 
-TEST_CASE("cuda api: the toolkit's stub library is recognised, not mistaken for a driver") {
-  const char* stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
-  if (!std::ifstream(stub)) {
-    MESSAGE("no CUDA toolkit stub at " << stub);
-    return;
-  }
+TEST_CASE("cuda api: the toolkit's stub library is recognised, not mistaken for a driver" * needs_stub) {
+  const char* stub = kStub;
   std::string why;
   CHECK(cuda_api::load(stub, why) == nullptr);
   CHECK(why == std::string("cuInit failed: CUDA_ERROR_STUB_LIBRARY (") + stub + " is the CUDA toolkit's stub, not a driver)");
@@ -883,7 +895,7 @@ TEST_CASE("cuda driver (fake API): streams, external streams and timing") {
 // =============================================================================================
 // On a GPU.
 
-TEST_CASE("cuda (GPU): device query") {
+TEST_CASE("cuda (GPU): device query" * needs_gpu) {
   TILE_REQUIRE_GPU(d);
   const cuda_device_info& info = d->info();
   MESSAGE("device 0: " << info.describe() << ", driver " << info.driver_version << ", L2 " << info.l2_bytes
@@ -908,7 +920,7 @@ TEST_CASE("cuda (GPU): device query") {
   CHECK(again.sm_count == info.sm_count);
 }
 
-TEST_CASE("cuda (GPU): memory round trip, fill, device-to-device copy") {
+TEST_CASE("cuda (GPU): memory round trip, fill, device-to-device copy" * needs_gpu) {
   TILE_REQUIRE_GPU(d);
   const std::size_t n = (1 << 20) + 3;
   std::vector<std::uint8_t> in(n), out(n, 1);
@@ -938,7 +950,7 @@ TEST_CASE("cuda (GPU): memory round trip, fill, device-to-device copy") {
   d->free(z);
 }
 
-TEST_CASE("cuda (GPU): a hand-written PTX vector add, loaded and launched") {
+TEST_CASE("cuda (GPU): a hand-written PTX vector add, loaded and launched" * needs_gpu) {
   TILE_REQUIRE_GPU(d);
   auto m = d->load_module(ptx(kVaddPtx, "vadd", 4));
   MESSAGE("vadd: " << m->num_regs << " registers, JIT " << m->jit_ms << " ms; info log: " << m->info_log);
@@ -948,7 +960,7 @@ TEST_CASE("cuda (GPU): a hand-written PTX vector add, loaded and launched") {
   run_vadd(*d, *m, 1);
 }
 
-TEST_CASE("cuda (GPU): every argument type reaches the kernel with its bits") {
+TEST_CASE("cuda (GPU): every argument type reaches the kernel with its bits" * needs_gpu) {
   TILE_REQUIRE_GPU(d);
   auto m = d->load_module(ptx(kPackPtx, "pack", 1));
   const std::uint64_t out = d->alloc(10 * 8);
@@ -989,7 +1001,7 @@ TEST_CASE("cuda (GPU): every argument type reaches the kernel with its bits") {
   d->free(out);
 }
 
-TEST_CASE("cuda (GPU): dynamic shared memory above 48 KiB") {
+TEST_CASE("cuda (GPU): dynamic shared memory above 48 KiB" * needs_gpu) {
   TILE_REQUIRE_GPU(d);
   const int threads = 256;
   const std::uint32_t shared = static_cast<std::uint32_t>(d->info().max_shared_per_block_optin);  // all of it
@@ -1011,13 +1023,9 @@ TEST_CASE("cuda (GPU): dynamic shared memory above 48 KiB") {
                        tile::error);
 }
 
-TEST_CASE("cuda (GPU): a cubin assembled by ptxas") {
+TEST_CASE("cuda (GPU): a cubin assembled by ptxas" * needs_gpu_and_ptxas) {
   TILE_REQUIRE_GPU(d);
-  const char* ptxas = "/usr/local/cuda/bin/ptxas";
-  if (!std::ifstream(ptxas)) {
-    MESSAGE("no ptxas at " << ptxas << ": cubin loading not tested");
-    return;
-  }
+  const char* ptxas = kPtxas;
   const std::string dir = "/tmp/tile_test_cuda_" + std::to_string(::getpid());
   const std::string ptx_path = dir + ".ptx", cubin_path = dir + ".cubin";
   std::ofstream(ptx_path) << kVaddPtx;
@@ -1036,7 +1044,7 @@ TEST_CASE("cuda (GPU): a cubin assembled by ptxas") {
   run_vadd(*d, *m, 5000);
 }
 
-TEST_CASE("cuda (GPU): a PTX syntax error is a tile::error with the JIT log") {
+TEST_CASE("cuda (GPU): a PTX syntax error is a tile::error with the JIT log" * needs_gpu) {
   TILE_REQUIRE_GPU(d);
   cuda_module_source src = ptx(kBrokenPtx, "broken");
   src.kernel = "my_kernel";
@@ -1057,7 +1065,7 @@ TEST_CASE("cuda (GPU): a PTX syntax error is a tile::error with the JIT log") {
   run_vadd(*d, *m, 100);
 }
 
-TEST_CASE("cuda (GPU): events time a launch") {
+TEST_CASE("cuda (GPU): events time a launch" * needs_gpu) {
   TILE_REQUIRE_GPU(d);
   auto m = d->load_module(ptx(kVaddPtx, "vadd", 4));
   const int n = 1 << 24;
@@ -1081,7 +1089,7 @@ TEST_CASE("cuda (GPU): events time a launch") {
   d->free(out);
 }
 
-TEST_CASE("cuda (GPU): streams, external streams and external device pointers") {
+TEST_CASE("cuda (GPU): streams, external streams and external device pointers" * needs_gpu) {
   TILE_REQUIRE_GPU(d);
   auto m = d->load_module(ptx(kVaddPtx, "vadd", 4));
   // A stream the driver creates.
@@ -1114,7 +1122,7 @@ TEST_CASE("cuda (GPU): streams, external streams and external device pointers") 
   CHECK(api.cuMemFree_v2(raw) == cu::CUDA_SUCCESS);
 }
 
-TEST_CASE("cuda (GPU): any thread may use the driver (the context is made current per call)") {
+TEST_CASE("cuda (GPU): any thread may use the driver (the context is made current per call)" * needs_gpu) {
   TILE_REQUIRE_GPU(d);
   auto m = d->load_module(ptx(kVaddPtx, "vadd", 2));
   std::vector<std::thread> threads;
@@ -1131,7 +1139,7 @@ TEST_CASE("cuda (GPU): any thread may use the driver (the context is made curren
   for (const auto& e : errors) CHECK(e.empty());
 }
 
-TEST_CASE("cuda (GPU): an unknown device index is a clear error") {
+TEST_CASE("cuda (GPU): an unknown device index is a clear error" * needs_gpu) {
   TILE_REQUIRE_GPU(d);
   const int count = cuda_device_count();
   std::string why;

@@ -15,8 +15,8 @@
 //    the device has (a 256×256 f32 transpose: 263168 bytes through shared memory), buffers of
 //    two devices in one launch; after each, other kernels still launch and compute
 // A kernel that faults (illegal address) poisons the CUDA context for the rest of the process:
-// that case runs in its own process (test_cuda_fault.cpp). Every case passes with a MESSAGE
-// saying why where there is no CUDA device.
+// that case runs in its own process (test_cuda_fault.cpp). Where there is no CUDA device every
+// cuda case is reported as skipped, saying why (test/requires.hpp).
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -31,6 +31,7 @@
 #include "runtime/device_impl.hpp"
 #include "row_softmax.hpp"
 #include "runtime/kernel_access.hpp"
+#include "../requires.hpp"
 
 using namespace tile::literals;
 
@@ -38,14 +39,8 @@ namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-std::optional<tile::device> cuda_or_skip() {
-  try {
-    return tile::device::get("cuda");
-  } catch (const tile::error& e) {
-    MESSAGE("no CUDA device, not run: " << e.message());
-    return std::nullopt;
-  }
-}
+/// The CUDA device (the test cases asking for it need it: tiletest::needs_cuda).
+std::optional<tile::device> cuda() { return tile::device::get("cuda"); }
 
 auto scale = tile::kernel("scale", [](tl::ptr<float> x, tl::ptr<float> y, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
   auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
@@ -76,9 +71,8 @@ void check_still_works(const tile::device& dev) {
 
 }  // namespace
 
-TEST_CASE("cuda: device::adopt takes device memory allocated outside tile, refuses what is not") {
-  auto dev = cuda_or_skip();
-  if (!dev) return;
+TEST_CASE("cuda: device::adopt takes device memory allocated outside tile, refuses what is not" * tiletest::needs_cuda) {
+  auto dev = cuda();
   // memory tile did not allocate: the driver's own cuMemAlloc, kept alive by `owner`
   auto owner = dev->alloc<float>(4096);
   std::vector<float> h(4096, 1.5f);
@@ -116,9 +110,8 @@ TEST_CASE("cuda: device::adopt takes device memory allocated outside tile, refus
   check_still_works(*dev);
 }
 
-TEST_CASE("cuda: launches and copies go to a native stream set from outside") {
-  auto dev = cuda_or_skip();
-  if (!dev) return;
+TEST_CASE("cuda: launches and copies go to a native stream set from outside" * tiletest::needs_cuda) {
+  auto dev = cuda();
   auto& drv = dynamic_cast<tile::drivers::cuda_driver&>(dev->impl()->driver());
   void* st = drv.create_stream(true);  // as an engine (or PyTorch) would make its own
   dev->set_native_stream(st);
@@ -139,9 +132,8 @@ TEST_CASE("cuda: launches and copies go to a native stream set from outside") {
   interp.set_native_stream(nullptr);
 }
 
-TEST_CASE("cuda: a grid over the device's limits names the kernel and the launch's line") {
-  auto dev = cuda_or_skip();
-  if (!dev) return;
+TEST_CASE("cuda: a grid over the device's limits names the kernel and the launch's line" * tiletest::needs_cuda) {
+  auto dev = cuda();
   auto x = dev->alloc<float>(64), y = dev->alloc<float>(64);
   int line = 0;
   try {
@@ -156,9 +148,8 @@ TEST_CASE("cuda: a grid over the device's limits names the kernel and the launch
   check_still_works(*dev);
 }
 
-TEST_CASE("cuda: a kernel needing more shared memory than the device has is a clear error") {
-  auto dev = cuda_or_skip();
-  if (!dev) return;
+TEST_CASE("cuda: a kernel needing more shared memory than the device has is a clear error" * tiletest::needs_cuda) {
+  auto dev = cuda();
   auto a = dev->alloc<float>(65536), b = dev->alloc<float>(65536);
   int line = 0;
   try {
@@ -182,9 +173,8 @@ TEST_CASE("cuda: a kernel needing more shared memory than the device has is a cl
   check_still_works(*dev);
 }
 
-TEST_CASE("cuda: buffers of two devices in one launch name both devices") {
-  auto dev = cuda_or_skip();
-  if (!dev) return;
+TEST_CASE("cuda: buffers of two devices in one launch name both devices" * tiletest::needs_cuda) {
+  auto dev = cuda();
   auto other = tile::device::get("interpreter");
   auto x = dev->alloc<float>(64);
   auto y = other.alloc<float>(64);
@@ -199,29 +189,26 @@ TEST_CASE("cuda: buffers of two devices in one launch name both devices") {
   check_still_works(*dev);
 }
 
-TEST_CASE("adopt on backends without foreign memory: the interpreter refuses, the cpu takes host memory") {
+TEST_CASE("adopt on a backend without foreign memory: the interpreter refuses") {
   auto interp = tile::device::get("interpreter");
   std::vector<float> host(16, 1.0f);
   CHECK_THROWS_AS((void)interp.adopt<float>(reinterpret_cast<std::uintptr_t>(host.data()), host.size()), tile::error);
-  std::optional<tile::device> cpu;
-  try {
-    cpu = tile::device::get("cpu");
-  } catch (const tile::error& e) {
-    MESSAGE("no cpu backend in this build: " << e.message());
-    return;
-  }
-  auto in = cpu->adopt<float>(reinterpret_cast<std::uintptr_t>(host.data()), 16);
+}
+
+TEST_CASE("adopt on the cpu backend takes host memory" * tiletest::needs_cpu) {
+  auto cpu = tile::device::get("cpu");
+  std::vector<float> host(16, 1.0f);
+  auto in = cpu.adopt<float>(reinterpret_cast<std::uintptr_t>(host.data()), 16);
   std::vector<float> dst(16, 0.0f);
-  auto out = cpu->adopt<float>(reinterpret_cast<std::uintptr_t>(dst.data()), 16);
+  auto out = cpu.adopt<float>(reinterpret_cast<std::uintptr_t>(dst.data()), 16);
   scale[{1}](in, out, 16, "BLOCK"_c = 16);
   CHECK(dst[15] == 2.0f);
 }
 
 TEST_CASE("cuda: kernels prefer the carveout TILE_SMEM_CARVEOUT says (auto: 100 without loads in loops or loads every "
           "program makes); a bad value "
-          "is a clear error") {
-  auto dev = cuda_or_skip();
-  if (!dev) return;
+          "is a clear error" * tiletest::needs_cuda) {
+  auto dev = cuda();
   auto x = dev->alloc<float>(64), y = dev->alloc<float>(64);
   auto carveout_of = [&](const auto& k) {
     auto m = tile::detail::compiled_module(k, {x, y, 64}, {tile::named("BLOCK", 64)});
@@ -272,9 +259,8 @@ TEST_CASE("cuda: kernels prefer the carveout TILE_SMEM_CARVEOUT says (auto: 100 
 }
 
 TEST_CASE("cuda: a kernel whose registers limit its blocks an SM is compiled again lean, kept where more blocks fit "
-          "(TILE_OCCUPANCY_RETRY)") {
-  auto dev = cuda_or_skip();
-  if (!dev) return;
+          "(TILE_OCCUPANCY_RETRY)" * tiletest::needs_cuda) {
+  auto dev = cuda();
   // row_softmax.hpp: 8192 columns on 16 warps, 47 registers by default, 40 lean (H100)
   const int rows = 4, width = 8192;
   std::vector<float> host(std::size_t(rows) * width);

@@ -11,7 +11,7 @@
 //    dropped records, push/pop, disable, one recording tracer at a time, and the loader's
 //    reasons (missing library, library without CUPTI's symbols, the version window).
 //  - With libcupti and a GPU: a tile kernel launched inside a pushed id comes back with that id,
-//    end > start and its name. Without them it says why in a MESSAGE and passes.
+//    end > start and its name. Without them it is reported as skipped, saying why.
 // TILE_CUPTI_TEST_NO_TILE builds the first half alone (cupti.cpp and tile::error only).
 #include <algorithm>
 #include <atomic>
@@ -31,6 +31,8 @@
 #ifndef TILE_CUPTI_TEST_NO_TILE
 #include <optional>
 #include <tile/tile.hpp>
+
+#include "../requires.hpp"
 #endif
 
 namespace {
@@ -513,14 +515,18 @@ auto cupti_probe = tile::kernel("cupti_probe", [](tl::ptr<float> x, tl::ptr<floa
 });
 }  // namespace
 
-TEST_CASE("cupti (GPU): a kernel launched inside a pushed id comes back with it") {
-  std::optional<tile::device> dev;
-  try {
-    dev = tile::device::get("cuda");
-  } catch (const tile::error& e) {
-    MESSAGE("no CUDA device, not run: " << e.message());
-    return;
-  }
+/// A CUDA device and CUPTI tracing on it (the tracer is opened to ask, and stopped again).
+constexpr tiletest::needs needs_cupti{"needs a CUDA device and CUPTI", []() -> std::string {
+  if (std::string why = tiletest::backend_missing("cuda"); !why.empty()) return why;
+  std::string why;
+  cupti_tracer* t = cupti_tracer::open(&why);
+  if (!t) return "no CUPTI tracing here: " + why;
+  t->disable();
+  return "";
+}};
+
+TEST_CASE("cupti (GPU): a kernel launched inside a pushed id comes back with it" * needs_cupti) {
+  std::optional<tile::device> dev = tile::device::get("cuda");
   const int n = 1 << 20;
   std::vector<float> h(n, 1.0f);
   auto x = dev->upload(h);
@@ -530,10 +536,7 @@ TEST_CASE("cupti (GPU): a kernel launched inside a pushed id comes back with it"
 
   std::string why;
   cupti_tracer* t = cupti_tracer::open(&why);
-  if (!t) {
-    MESSAGE("no CUPTI tracing here, not run: " << why);
-    return;
-  }
+  REQUIRE_MESSAGE(t, "no CUPTI tracing: " << why);
   MESSAGE("libcupti: " << t->api().path << ", CUPTI API version " << t->api().version);
   (void)t->flush(true);  // whatever ran before
   const std::uint64_t before = t->timestamp();

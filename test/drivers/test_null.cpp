@@ -10,7 +10,7 @@
 //    pointers) against sm_90a's and sm_80's limits
 //  - ptxas: finding it (TILE_PTXAS), running it on good and bad PTX, a rejection naming the kernel
 //    and quoting ptxas; TILE_PTXAS_CHECK on the interpreter
-// The tests that run ptxas pass with a MESSAGE where there is none.
+// The tests that run ptxas are reported as skipped where there is none (test/requires.hpp).
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -31,6 +31,7 @@
 #include "jit/ptxas.hpp"
 #include "row_softmax.hpp"
 #include "runtime/kernel_access.hpp"
+#include "../requires.hpp"
 
 using namespace tile::literals;
 namespace fs = std::filesystem;
@@ -144,10 +145,19 @@ const char* const kGoodPtx =
 const char* const kBadPtx =
     ".version 7.0\n.target sm_80\n.address_size 64\n\n.visible .entry tile_noop()\n{\n\tnonsense;\n\tret;\n}\n";
 
-/// ptxas's path, or "" (with a MESSAGE saying what is not tested).
-std::string ptxas_or_message(const char* what) {
+/// The test cases that run ptxas need it (skipped where there is none).
+constexpr tiletest::needs needs_ptxas{"needs ptxas", []() -> std::string {
+  try {
+    return tile::jit::find_ptxas().empty() ? "no ptxas (PATH, /usr/local/cuda/bin, TILE_PTXAS)" : "";
+  } catch (const tile::error& e) {
+    return e.message();
+  }
+}};
+
+/// ptxas's path (in a test case that needs_ptxas: there is one).
+std::string ptxas_path() {
   std::string p = tile::jit::find_ptxas();
-  if (p.empty()) MESSAGE("no ptxas (PATH, /usr/local/cuda/bin, TILE_PTXAS): " << what << " not tested");
+  REQUIRE_MESSAGE(!p.empty(), "no ptxas");
   return p;
 }
 
@@ -243,7 +253,8 @@ TEST_CASE("null: a launch compiles the kernel, writes its PTX (and cubin) and ru
   CHECK(out.to_host() == std::vector<float>(n, 0.f));  // not computed
   CHECK(add_null.core().traces() == 1);
   CHECK(dump.files("add_null-", ".ptx").size() == 1);
-  if (!ptxas_or_message("assembling the PTX into a cubin").empty()) CHECK(dump.files("add_null-", ".cubin").size() == 1);
+  // a cubin too where ptxas is found (none without)
+  CHECK(dump.files("add_null-", ".cubin").size() == (tile::jit::find_ptxas().empty() ? 0u : 1u));
   // A second launch of the same specialization compiles nothing more.
   add_null[{tile::cdiv(n, 256)}](x, y, out, n, "BLOCK"_c = 256);
   CHECK(add_null.core().traces() == 1);
@@ -252,9 +263,8 @@ TEST_CASE("null: a launch compiles the kernel, writes its PTX (and cubin) and ru
 }
 
 TEST_CASE("null: a kernel whose registers limit its blocks an SM is compiled again lean, as on a device "
-          "(TILE_OCCUPANCY_RETRY)") {
-  const std::string ptxas = ptxas_or_message("the register-lean retry (it needs ptxas's register counts)");
-  if (ptxas.empty()) return;
+          "(TILE_OCCUPANCY_RETRY; it needs ptxas's register counts)" * needs_ptxas) {
+  const std::string ptxas = ptxas_path();
   scoped_env t("TILE_TARGET", nullptr);  // sm_90a: 2048 threads and 65536 registers an SM
   auto d = null_dev();
   // row_softmax.hpp: 47 registers by default at 8192 columns on 16 warps, 40 lean
@@ -402,15 +412,16 @@ TEST_CASE("ptxas: found on PATH, in /usr/local/cuda/bin, or where TILE_PTXAS say
     auto e = error_of([] { (void)tile::jit::find_ptxas(); });
     CHECK(contains(e.message(), "TILE_PTXAS=/nonexistent/ptxas is not an executable file"));
   }
-  std::string found = ptxas_or_message("TILE_PTXAS naming it");
-  if (found.empty()) return;
+}
+
+TEST_CASE("ptxas: TILE_PTXAS naming the one found is taken" * needs_ptxas) {
+  std::string found = ptxas_path();
   scoped_env named("TILE_PTXAS", found.c_str());
   CHECK(tile::jit::find_ptxas() == found);
 }
 
-TEST_CASE("ptxas: assembles good PTX, quotes its errors for bad PTX") {
-  const std::string ptxas = ptxas_or_message("running ptxas");
-  if (ptxas.empty()) return;
+TEST_CASE("ptxas: assembles good PTX, quotes its errors for bad PTX" * needs_ptxas) {
+  const std::string ptxas = ptxas_path();
   for (const char* arch : {"sm_80", "sm_90a"}) {
     CAPTURE(arch);
     auto ok = tile::jit::run_ptxas(ptxas, kGoodPtx, arch, "noop");
@@ -446,7 +457,7 @@ TEST_CASE("ptxas: assembles good PTX, quotes its errors for bad PTX") {
   CHECK(dump.files("broken-", ".cubin").size() == 1);
 }
 
-TEST_CASE("TILE_PTXAS_CHECK: a kernel run on the interpreter is also compiled for sm_90a and assembled") {
+TEST_CASE("TILE_PTXAS_CHECK: an arch that does not exist, or no ptxas, is an error naming the kernel") {
   auto d = tile::device::get("interpreter");
   const int n = 300;
   auto x = d.upload(std::vector<float>(n, 1.f));
@@ -467,7 +478,14 @@ TEST_CASE("TILE_PTXAS_CHECK: a kernel run on the interpreter is also compiled fo
     CHECK(e.kernel() == "copy_no_ptxas");
     CHECK(contains(e.message(), "TILE_PTXAS_CHECK=sm_90a: no ptxas"));
   }
-  if (ptxas_or_message("TILE_PTXAS_CHECK").empty()) return;
+}
+
+TEST_CASE("TILE_PTXAS_CHECK: a kernel run on the interpreter is also compiled for sm_90a and assembled by ptxas" *
+          needs_ptxas) {
+  auto d = tile::device::get("interpreter");
+  const int n = 300;
+  auto x = d.upload(std::vector<float>(n, 1.f));
+  auto out = d.alloc<float>(n);
   temp_dir dump("check");
   scoped_env dd("TILE_DUMP_DIR", dump.path.c_str());
   scoped_env c("TILE_PTXAS_CHECK", "sm_90a");

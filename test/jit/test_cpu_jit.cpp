@@ -9,7 +9,7 @@
 //   - device_print: the interpreter's lines exactly;
 //   - sample-like kernels (vector add, softmax, matmul, cumsum, argmax, atomics): the cpu
 //     backend's outputs equal the interpreter's bit for bit (atomic float sums within tolerance).
-// Every test is skipped (with a MESSAGE) when the cpu backend is not available.
+// Every test is reported as skipped, saying why, where the cpu backend is not available.
 //
 // The in-process tests count compiles exactly, so a disk hit left by an earlier run must not
 // stand in for a compile: at start-up this process points TILE_CACHE_DIR at a fresh private
@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "jit/compile.hpp"
+#include "../requires.hpp"
 
 using namespace tile::literals;
 namespace fs = std::filesystem;
@@ -66,19 +67,12 @@ struct private_cache_dir {
 };
 const private_cache_dir g_private_cache;
 
-bool cpu_available() {
-  for (const auto& b : tile::device::backends())
-    if (b.name == "cpu") return b.available;
-  return false;
-}
-
-#define SKIP_WITHOUT_CPU()                                                        \
-  do {                                                                            \
-    if (!cpu_available()) {                                                       \
-      MESSAGE("the cpu backend is not available in this build: test skipped");    \
-      return;                                                                     \
-    }                                                                             \
-  } while (0)
+/// The multi-process test runs cache_child (test/jit/meson.build names it in TILE_CACHE_CHILD).
+constexpr tiletest::needs needs_cpu_and_child{"needs the cpu backend and cache_child", []() -> std::string {
+  if (std::string why = tiletest::backend_missing("cpu"); !why.empty()) return why;
+  const char* child = std::getenv("TILE_CACHE_CHILD");
+  return child && *child ? "" : "TILE_CACHE_CHILD is not set: no child process to share the disk cache with";
+}};
 
 tile::device cpu() { return tile::device::get("cpu"); }
 tile::device interp() { return tile::device::get("interpreter"); }
@@ -456,8 +450,7 @@ auto printer = tile::kernel("jit_printer", [](tl::ptr<std::int32_t> x, tl::ptr<f
 
 // ---- 1. the in-memory compile cache ------------------------------------------------------------
 
-TEST_CASE("cpu: the in-memory compile cache: one compile per IR, shared by kernel objects") {
-  SKIP_WITHOUT_CPU();
+TEST_CASE("cpu: the in-memory compile cache: one compile per IR, shared by kernel objects" * tiletest::needs_cpu) {
   auto body = [](tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
     auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
     auto m = offs < n;
@@ -514,13 +507,8 @@ TEST_CASE("cpu: the in-memory compile cache: one compile per IR, shared by kerne
 
 // ---- 2. the disk cache across processes ------------------------------------------------------
 
-TEST_CASE("cpu: the disk cache across processes") {
-  SKIP_WITHOUT_CPU();
+TEST_CASE("cpu: the disk cache across processes" * needs_cpu_and_child) {
   const char* child_env = std::getenv("TILE_CACHE_CHILD");
-  if (child_env == nullptr || child_env[0] == '\0') {
-    MESSAGE("TILE_CACHE_CHILD is not set: skipping the multi-process disk-cache test");
-    return;
-  }
   const std::string child = child_env;
   REQUIRE(fs::exists(child));
   temp_dir scratch;  // the children's output files
@@ -644,8 +632,7 @@ TEST_CASE("cpu: the disk cache across processes") {
 
 // ---- 3. many threads, one new kernel -----------------------------------------------------------
 
-TEST_CASE("cpu: 16 threads launching a new kernel at once compile it once") {
-  SKIP_WITHOUT_CPU();
+TEST_CASE("cpu: 16 threads launching a new kernel at once compile it once" * tiletest::needs_cpu) {
   auto k = tile::kernel("jit_stress", [](tl::ptr<float> out, tl::f32 v, tl::constexpr_<"BLOCK"> BLOCK) {
     auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
     tl::store(out + offs, tl::full<float>({BLOCK}, v) * 2.0f + tl::cast<float>(offs));
@@ -688,8 +675,7 @@ TEST_CASE("cpu: 16 threads launching a new kernel at once compile it once") {
 
 // ---- 4. TILE_DUMP_DIR --------------------------------------------------------------------------
 
-TEST_CASE("cpu: TILE_DUMP_DIR writes the .tir, .ll and .s of each compile, and forces a compile") {
-  SKIP_WITHOUT_CPU();
+TEST_CASE("cpu: TILE_DUMP_DIR writes the .tir, .ll and .s of each compile, and forces a compile" * tiletest::needs_cpu) {
   auto body = [](tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<"BLOCK"> BLOCK) {
     auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
     tl::store(out + offs, tl::sqrt(tl::abs(tl::load(x + offs))) - 0.25f);
@@ -772,8 +758,7 @@ TEST_CASE("cpu: TILE_DUMP_DIR writes the .tir, .ll and .s of each compile, and f
 
 // ---- 5. errors ---------------------------------------------------------------------------------
 
-TEST_CASE("cpu: a failing device_assert and a bad for_range step read as on the interpreter") {
-  SKIP_WITHOUT_CPU();
+TEST_CASE("cpu: a failing device_assert and a bad for_range step read as on the interpreter" * tiletest::needs_cpu) {
   const std::string file = file_name_of(__FILE__);
 
   SUBCASE("device_assert on a tile: program 2, element 5 fails") {
@@ -847,8 +832,7 @@ TEST_CASE("cpu: a failing device_assert and a bad for_range step read as on the 
 
 // ---- 6. device_print ---------------------------------------------------------------------------
 
-TEST_CASE("cpu: device_print prints the interpreter's lines exactly (both to std::cout)") {
-  SKIP_WITHOUT_CPU();
+TEST_CASE("cpu: device_print prints the interpreter's lines exactly (both to std::cout)" * tiletest::needs_cpu) {
   const std::vector<std::int32_t> ints{5, -1, 7, 255};
   const std::vector<float> floats{0.1f, 1.5f, -2.0f, 1e20f, -0.0f, std::numeric_limits<float>::infinity(), 3.0f,
                                   1.0f / 3.0f};
@@ -873,8 +857,7 @@ TEST_CASE("cpu: device_print prints the interpreter's lines exactly (both to std
 
 // ---- 7. sample-like kernels: cpu == interpreter, bit for bit ----------------------------------
 
-TEST_CASE("cpu: sample-like kernels give the interpreter's results bit for bit") {
-  SKIP_WITHOUT_CPU();
+TEST_CASE("cpu: sample-like kernels give the interpreter's results bit for bit" * tiletest::needs_cpu) {
   const tile::device devs[2] = {cpu(), interp()};
 
   {  // vector add
@@ -1051,8 +1034,7 @@ auto loop_loads = tile::kernel("jit_loop_loads", [](tl::ptr<float> x, tl::ptr<fl
   tl::store(y + offs, acc);
 });
 
-TEST_CASE("cpu: fused loads keep their order with stores (in place, shifted, reversed, stores between)") {
-  if (!cpu_available()) return;
+TEST_CASE("cpu: fused loads keep their order with stores (in place, shifted, reversed, stores between)" * tiletest::needs_cpu) {
   tile::device devs[2] = {tile::device::get("cpu"), tile::device::get("interpreter")};
   const auto h = random_floats(64, 42);
   for (int by : {1, 3, -1}) {
@@ -1116,8 +1098,7 @@ auto big_tiles = tile::kernel("jit_big_tiles", [](tl::ptr<float> x, tl::ptr<floa
   tl::store(out + offs, b + a + tl::max(b, 0) + tl::sum(a, 0) * 0.f, m);
 });
 
-TEST_CASE("cpu: tiles of 2^16 to 2^20 elements (beyond the stack) run and agree with the interpreter") {
-  if (!cpu_available()) return;
+TEST_CASE("cpu: tiles of 2^16 to 2^20 elements (beyond the stack) run and agree with the interpreter" * tiletest::needs_cpu) {
   tile::device cpu = tile::device::get("cpu"), interp = tile::device::get("interpreter");
   for (int lg : {16, 18, 20}) {
     const int block = 1 << lg, n = block * 2 + 17;

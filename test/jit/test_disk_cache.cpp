@@ -22,6 +22,7 @@
 
 #include "jit/disk_cache.hpp"
 #include "support/build_id.hpp"
+#include "../requires.hpp"
 
 extern char** environ;
 
@@ -466,12 +467,14 @@ TEST_CASE("disk cache: 16 threads store and load one key at once") {
   CHECK(cache.load(k) == payload);
 }
 
-TEST_CASE("disk cache: several processes store and load one key at once") {
+/// The process test runs cache_race_child (test/jit/meson.build names it in TILE_CACHE_RACE_CHILD).
+constexpr tiletest::needs needs_race_child{"needs cache_race_child", []() -> std::string {
   const char* child = std::getenv("TILE_CACHE_RACE_CHILD");
-  if (child == nullptr || child[0] == '\0') {
-    MESSAGE("TILE_CACHE_RACE_CHILD is not set: skipping the multi-process test");
-    return;
-  }
+  return child && *child ? "" : "TILE_CACHE_RACE_CHILD is not set: no child processes to race";
+}};
+
+TEST_CASE("disk cache: several processes store and load one key at once" * needs_race_child) {
+  const char* child = std::getenv("TILE_CACHE_RACE_CHILD");
   temp_dir dir;
   const std::string dir_arg = (dir.path / "cache").string();  // created by the racing children
   for (const char* size : {"100", "300000"}) {

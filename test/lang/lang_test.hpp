@@ -27,6 +27,8 @@
 
 #include <tile/tile.hpp>
 
+#include "../requires.hpp"
+
 namespace lt {
 
 using tile::bfloat16;

@@ -16,6 +16,8 @@
 #include <sstream>
 #include <string>
 #include <tile/tile.hpp>
+
+#include "../requires.hpp"
 #include <type_traits>
 #include <vector>
 

@@ -15,13 +15,12 @@ using namespace lt;
 
 // ---- masks ----------------------------------------------------------------------------------
 namespace {
-/// Whether the device checks every memory access (the interpreter does; compiled backends, like
-/// GPUs, do not). Tests of out-of-bounds errors run only there, and say so.
-bool checks_memory() {
-  if (lt::dev().backend() == "interpreter") return true;
-  MESSAGE("skipped on the " << lt::dev().backend() << " backend: only the interpreter checks memory accesses");
-  return false;
-}
+/// Only the interpreter checks every memory access (compiled backends, like GPUs, do not): the
+/// tests of out-of-bounds errors need it and are reported as skipped on the other backends.
+constexpr tiletest::needs needs_memory_checks{"needs the interpreter's memory checks", []() -> std::string {
+  const std::string b = lt::dev().backend();
+  return b == "interpreter" ? "" : "the tests run on the " + b + " backend: only the interpreter checks memory accesses";
+}};
 }  // namespace
 
 TEST_CASE("memory: masked loads and stores at the edges") {
@@ -52,24 +51,24 @@ TEST_CASE("memory: masked loads and stores at the edges") {
     REQUIRE(run([&] { k[{1}](x, y, 0, "BLOCK"_c = 16); }, "grid 1, n = 0"));
     check_equal(download(y), std::vector<float>(16, -7.f), "grid 1, fully masked");
   }
-  SUBCASE("an unmasked access past the end is an error naming the line") {
-    if (!checks_memory()) return;
-    auto bad = tile::kernel("unmasked", [](tl::ptr<float> x, tl::ptr<float> y) {
-      auto offs = tl::arange(0, 16);
-      tl::store(y + offs, tl::load(x + offs));
-    });
-    auto x = dev().alloc<float>(10), y = filled<float>(16, -7.f);
-    std::string msg;
-    CHECK(throws_tile_error([&] { bad[{1}](x, y); }, &msg));
-    CHECK_MESSAGE(msg.find("test_memory.cpp") != std::string::npos, msg);
-    CHECK_MESSAGE(msg.find("out-of-bounds") != std::string::npos, msg);
-    check_equal(download(y), std::vector<float>(16, -7.f), "nothing stored after a failed load");
-    auto x2 = filled<float>(16, 1.f), y2 = filled<float>(15, -7.f);
-    CHECK(throws_tile_error([&] { bad[{1}](x2, y2); }, &msg));
-    CHECK_MESSAGE(msg.find("test_memory.cpp") != std::string::npos, msg);
-    // interpreter.cpp: all lanes are checked before any is accessed
-    check_equal(download(y2), std::vector<float>(15, -7.f), "no lane of an out-of-bounds store is written");
-  }
+}
+
+TEST_CASE("memory: an unmasked access past the end is an error naming the line" * needs_memory_checks) {
+  auto bad = tile::kernel("unmasked", [](tl::ptr<float> x, tl::ptr<float> y) {
+    auto offs = tl::arange(0, 16);
+    tl::store(y + offs, tl::load(x + offs));
+  });
+  auto x = dev().alloc<float>(10), y = filled<float>(16, -7.f);
+  std::string msg;
+  CHECK(throws_tile_error([&] { bad[{1}](x, y); }, &msg));
+  CHECK_MESSAGE(msg.find("test_memory.cpp") != std::string::npos, msg);
+  CHECK_MESSAGE(msg.find("out-of-bounds") != std::string::npos, msg);
+  check_equal(download(y), std::vector<float>(16, -7.f), "nothing stored after a failed load");
+  auto x2 = filled<float>(16, 1.f), y2 = filled<float>(15, -7.f);
+  CHECK(throws_tile_error([&] { bad[{1}](x2, y2); }, &msg));
+  CHECK_MESSAGE(msg.find("test_memory.cpp") != std::string::npos, msg);
+  // interpreter.cpp: all lanes are checked before any is accessed
+  check_equal(download(y2), std::vector<float>(15, -7.f), "no lane of an out-of-bounds store is written");
 }
 
 TEST_CASE("memory: load with `other`") {
@@ -265,15 +264,24 @@ TEST_CASE("memory: scalar loads and stores") {
 }
 
 // ---- buffer views ---------------------------------------------------------------------------------
-TEST_CASE("memory: buffer views as arguments") {
-  auto k = tile::kernel("fill_view", [](tl::ptr<float> out, tl::ptr<const float> in, tl::i32 n) {
+namespace {
+auto fill_view_kernel() {
+  return tile::kernel("fill_view", [](tl::ptr<float> out, tl::ptr<const float> in, tl::i32 n) {
     auto offs = tl::arange(0, 32);
     auto m = offs < n;
     tl::store(out + offs, tl::load(in + offs, m) * 2.f, m);
   });
+}
+tile::buffer<float> iota_buffer() {
   std::vector<float> host(64);
   std::iota(host.begin(), host.end(), 0.f);
-  auto buf = upload<float>(host);
+  return upload<float>(host);
+}
+}  // namespace
+
+TEST_CASE("memory: buffer views as arguments") {
+  auto k = fill_view_kernel();
+  auto buf = iota_buffer();
   auto dst = filled<float>(64, -1.f);
   SUBCASE("reads and writes land at the view's offset") {
     REQUIRE(run([&] { k[{1}](dst.view(16, 20), buf.view(40, 20), 20); }));
@@ -281,32 +289,38 @@ TEST_CASE("memory: buffer views as arguments") {
     for (int i = 0; i < 20; ++i) want[static_cast<std::size_t>(16 + i)] = static_cast<float>(40 + i) * 2.f;
     check_equal(download(dst), want, "dst[16:36] = 2 * buf[40:60]");
   }
-  SUBCASE("accesses are checked against the view, not the buffer") {
-    if (!checks_memory()) return;
-    std::string msg;
-    CHECK(throws_tile_error([&] { k[{1}](dst.view(0, 10), buf.view(0, 32), 20); }, &msg));  // writes 20 into 10
-    CHECK_MESSAGE(msg.find("test_memory.cpp") != std::string::npos, msg);
-    CHECK(throws_tile_error([&] { k[{1}](dst.view(0, 32), buf.view(50, 14), 20); }));  // reads 20 from 14
-  }
-  SUBCASE("a pointer derived from one argument may not reach into another argument's buffer") {
-    if (!checks_memory()) return;
-    // x and y are adjacent views of one buffer: x + 16 … x + 31 is inside y's memory, but x's
-    // pointer was derived from x, whose buffer has 16 elements.
-    auto over = tile::kernel("read_over", [](tl::ptr<float> out, tl::ptr<const float> x, tl::ptr<const float> y) {
-      auto offs = tl::arange(0, 32);
-      tl::store(out + offs, tl::load(x + offs) + tl::load(y + offs % 16));
-    });
-    auto out = filled<float>(32, 0.f);
-    std::string msg;
-    CHECK(throws_tile_error([&] { over[{1}](out, buf.view(0, 16), buf.view(16, 16)); }, &msg));
-    CHECK_MESSAGE(msg.find("test_memory.cpp") != std::string::npos, msg);
-    CHECK_MESSAGE(msg.find("although the pointer was derived from argument 1") != std::string::npos, msg);
-    CHECK_MESSAGE(msg.find("element [16]") != std::string::npos, msg);
-    REQUIRE(run([&] { over[{1}](out, buf.view(0, 32), buf.view(16, 16)); }, "x covers all 32 elements"));
-  }
   SUBCASE("a view past the buffer's end is a host error") {
     CHECK_THROWS_AS((void)buf.view(60, 5), tile::error);
   }
+}
+
+TEST_CASE("memory: accesses through a buffer view are checked against the view, not the buffer" *
+          needs_memory_checks) {
+  auto k = fill_view_kernel();
+  auto buf = iota_buffer();
+  auto dst = filled<float>(64, -1.f);
+  std::string msg;
+  CHECK(throws_tile_error([&] { k[{1}](dst.view(0, 10), buf.view(0, 32), 20); }, &msg));  // writes 20 into 10
+  CHECK_MESSAGE(msg.find("test_memory.cpp") != std::string::npos, msg);
+  CHECK(throws_tile_error([&] { k[{1}](dst.view(0, 32), buf.view(50, 14), 20); }));  // reads 20 from 14
+}
+
+TEST_CASE("memory: a pointer derived from one argument may not reach into another argument's buffer" *
+          needs_memory_checks) {
+  auto buf = iota_buffer();
+  // x and y are adjacent views of one buffer: x + 16 … x + 31 is inside y's memory, but x's
+  // pointer was derived from x, whose buffer has 16 elements.
+  auto over = tile::kernel("read_over", [](tl::ptr<float> out, tl::ptr<const float> x, tl::ptr<const float> y) {
+    auto offs = tl::arange(0, 32);
+    tl::store(out + offs, tl::load(x + offs) + tl::load(y + offs % 16));
+  });
+  auto out = filled<float>(32, 0.f);
+  std::string msg;
+  CHECK(throws_tile_error([&] { over[{1}](out, buf.view(0, 16), buf.view(16, 16)); }, &msg));
+  CHECK_MESSAGE(msg.find("test_memory.cpp") != std::string::npos, msg);
+  CHECK_MESSAGE(msg.find("although the pointer was derived from argument 1") != std::string::npos, msg);
+  CHECK_MESSAGE(msg.find("element [16]") != std::string::npos, msg);
+  REQUIRE(run([&] { over[{1}](out, buf.view(0, 32), buf.view(16, 16)); }, "x covers all 32 elements"));
 }
 
 TEST_CASE("memory: a load after a store sees it when two arguments share memory (and not when they don't)") {

@@ -22,6 +22,7 @@
 #include "runtime/prof/json.hpp"
 #include "runtime/prof/profile_data.hpp"
 #include "runtime/prof/viewer.hpp"
+#include "../requires.hpp"
 
 namespace prof = tile::prof::detail;
 namespace json = tile::prof::detail::json;
@@ -468,12 +469,14 @@ int exit_code(const std::string& command) {
 }
 }  // namespace
 
-TEST_CASE("tile-prof: exit codes") {
+/// The tool's path comes from the environment (test/runtime/meson.build sets it).
+constexpr tiletest::needs needs_tool{"needs the tile-prof tool", []() -> std::string {
   const char* tool = std::getenv("TILE_PROF");
-  if (!tool || !*tool) {
-    MESSAGE("TILE_PROF is not set: the tool itself is not run");
-    return;
-  }
+  return tool && *tool ? "" : "TILE_PROF is not set: the tool itself is not run";
+}};
+
+TEST_CASE("tile-prof: exit codes" * needs_tool) {
+  const char* tool = std::getenv("TILE_PROF");
   const auto dir = std::filesystem::temp_directory_path() /
                    ("tile-prof-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

@@ -20,6 +20,8 @@
 #include <tile/runtime/testing.hpp>
 #include <vector>
 
+#include "../requires.hpp"
+
 #include <unistd.h>
 
 namespace tt = tile::testing;
@@ -422,14 +424,8 @@ TEST_CASE("testing: do_bench on 1 ms of real work") {
   }
 }
 
-TEST_CASE("testing: on a cuda device, make_timer times device work with CUDA events") {
-  std::optional<tile::device> dev;
-  try {
-    dev = tile::device::get("cuda");
-  } catch (const tile::error& e) {
-    MESSAGE("no cuda device, nothing to time: " << e.message());
-    return;
-  }
+TEST_CASE("testing: on a cuda device, make_timer times device work with CUDA events" * tiletest::needs_cuda) {
+  std::optional<tile::device> dev = tile::device::get("cuda");
   auto t = tt::make_timer(*dev);
   REQUIRE(t != nullptr);
   // Asynchronous memsets on the device: the events see their duration, which grows with the size
