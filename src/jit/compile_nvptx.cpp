@@ -9,7 +9,6 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -329,55 +328,23 @@ std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targ
 }
 
 namespace {
-/// Whether `v` is computed from the program id (a program_id op anywhere in its definition).
-bool from_program_id(const ir::Value* v, std::unordered_set<const ir::Value*>& seen) {
-  if (!v->def || !seen.insert(v).second) return false;
-  if (v->def->kind == ir::OpKind::program_id) return true;
-  for (const ir::Value* o : v->def->operands)
-    if (from_program_id(o, seen)) return true;
-  return false;
-}
-
-/// Whether some global load of `b` may read lines that were read before: it runs in a loop
-/// (depth: loops around b), or its address is not computed from the program id, so every program
-/// reads it (layer norm's weight and bias).
-bool loads_again(const ir::Block& b, int depth) {
-  for (const auto& op : b.ops) {
-    if (op->kind == ir::OpKind::load || op->kind == ir::OpKind::desc_load) {
-      if (depth > 0) return true;
-      std::unordered_set<const ir::Value*> seen;  // a load's pointers; a descriptor load's offsets
-      const unsigned address = op->kind == ir::OpKind::load ? 1 : static_cast<unsigned>(op->operands.size());
-      bool per_program = false;
-      for (unsigned i = 0; i < address && !per_program; ++i) per_program = from_program_id(op->operand(i), seen);
-      if (!per_program) return true;
-    }
-    const int inner = depth + (op->kind == ir::OpKind::for_ || op->kind == ir::OpKind::while_ ? 1 : 0);
-    for (const auto& r : op->regions)
-      if (loads_again(*r, inner)) return true;
-  }
-  return false;
-}
-
 /// The shared-memory carveout (percent shared) `fn` prefers, -1 for the driver's choice.
-/// TILE_SMEM_CARVEOUT=auto (the default): 100 for a kernel whose global loads each run once a
-/// program (none in a loop) at addresses computed from the program id. Such a kernel streams its
-/// data, and on an H100 it moves 1-2 % more bytes a second with the small L1 (softmax, 4096 × 4096
-/// and 16384 columns; bench/results/h100.md). For a kernel that loads in a
-/// loop (and may read the same lines again), or loads what every program loads, the driver's
-/// choice, which keeps L1 large where shared memory is small: layer norm's three passes over its
-/// row ran about 5 % slower at 4096 × 4096 with the small L1, and the row-in-registers layer norm,
-/// which reads the weight and bias in every program, 4-5 % slower at 4096 and 8192 columns
-/// (bench/results/h100.md). `driver`: always the driver's choice; 0 … 100:
-/// that, for every kernel.
+/// TILE_SMEM_CARVEOUT=driver (the default) sets none: the driver then configures an SM with the
+/// shared memory its resident blocks need and leaves the rest to L1. A global load's data lands
+/// in L1 on its way to the registers, so L1's size caps the bytes an SM can have in flight, and a
+/// streaming kernel needs about bandwidth x latency / SMs of them: some 25 KB on an H200 (4.8
+/// TB/s), 18 KB on an H100. With all shared memory (100 %) an SM keeps about 22 KB of L1: an H100
+/// hardly notices, an H200 loses 5-8 % (softmax at 4096-16384 columns against Triton's kernel in
+/// the same process, vector add at 2^22-2^28 against the device copy: bench/results/h200.md).
+/// 0 … 100: that percentage for every kernel.
 int smem_carveout(const ir::Function& fn) {
   const std::string v = env::get("TILE_SMEM_CARVEOUT");
-  if (v == "auto") return loads_again(fn.body, 0) ? -1 : 100;
   if (v == "driver") return -1;
   int pct = -1;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), pct);
   if (ec != std::errc() || end != v.data() + v.size() || pct < 0 || pct > 100)
     throw tile::error("kernel '" + fn.name + "': TILE_SMEM_CARVEOUT=" + v +
-                          " is not 'auto', 'driver' or a percentage from 0 to 100",
+                          " is not 'driver' or a percentage from 0 to 100",
                       fn.loc, fn.name);
   return pct;
 }

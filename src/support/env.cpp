@@ -26,10 +26,10 @@ const std::vector<Switch>& all() {
        "also compile every kernel for this NVIDIA arch (sm_90a) and assemble it with ptxas; a failure is an error"},
       {"TILE_PTXAS", "", cache_effect::none,
        "the ptxas to run (default: PATH, then /usr/local/cuda/bin/ptxas; 0: never run ptxas)"},
-      {"TILE_SMEM_CARVEOUT", "auto", cache_effect::none,
-       "the shared-memory carveout tile's CUDA kernels prefer, in percent of L1 + shared memory (auto: 100, "
-       "the smallest L1, for a kernel with no load in a loop and none that every program makes, else the "
-       "driver's choice; driver: the driver's choice; 0 … 100: that for every kernel)"},
+      {"TILE_SMEM_CARVEOUT", "driver", cache_effect::none,
+       "the shared-memory carveout tile's CUDA kernels prefer, in percent of L1 + shared memory (driver: "
+       "none set, the driver's choice, which leaves L1 all the shared memory the blocks do not need; "
+       "0 … 100: that for every kernel)"},
       {"TILE_VERSION_LOOPS", "1", cache_effect::none,
        "loops over one range that read the same memory (layer norm's passes over a row) get a version for "
        "when the range is one step, where the row is read once (the IR differs, so does the cache key); "

@@ -30,17 +30,60 @@ llvm::Value* GpuLowering::thread_coord(const LinearLayout& l, int d) {
   if (auto it = thread_coords_.find(key); it != thread_coords_.end()) return it->second;
   auto* at = llvm::cast<llvm::Instruction>(thread_ip_);
   llvm::IRBuilder<> pb(at->getParent(), std::next(at->getIterator()));
-  llvm::Value* c = pb.getInt32(0);
-  auto add = [&](const std::vector<Coords>& bases, llvm::Value* id) {
+  // The coordinate is the XOR of base[i] over the set bits i of the thread index (lane bit i is
+  // tid bit i, warp bit i is tid bit 5 + i). Consecutive tid bits whose bases double from a power
+  // of two (a blocked layout's lanes and warps: 4, 8, …, 1024) make one term, (tid >> i & mask)
+  // << log2 base, where bit by bit they cost a shift, an and, a multiply and a XOR each: this
+  // arithmetic comes before a program's first load, so it is on every program's critical path.
+  // Terms whose bits do not overlap combine with a disjoint OR (an add, which addresses fold).
+  struct term {
+    unsigned bit, len;
+    std::uint64_t base;  // of the lowest bit
+  };
+  std::vector<term> terms;
+  auto collect = [&](const std::vector<Coords>& bases, unsigned first_bit) {
     for (std::size_t i = 0; i < bases.size(); ++i) {
       const std::int64_t v = bases[i].empty() ? 0 : bases[i][ud];
       if (!v) continue;
-      llvm::Value* bit = pb.CreateAnd(pb.CreateLShr(id, pb.getInt32(static_cast<std::uint32_t>(i))), pb.getInt32(1));
-      c = pb.CreateXor(c, pb.CreateMul(bit, pb.getInt32(static_cast<std::uint32_t>(v))));
+      const unsigned bit = first_bit + static_cast<unsigned>(i);
+      const auto uv = static_cast<std::uint64_t>(v) & 0xffffffffu;
+      if (!terms.empty()) {
+        term& t = terms.back();
+        if (t.bit + t.len == bit && std::has_single_bit(t.base) && (t.base << t.len) == uv) {
+          ++t.len;
+          continue;
+        }
+      }
+      terms.push_back({bit, 1, uv});
     }
   };
-  add(l.lane, lane);
-  add(l.warp, warp);
+  collect(l.lane, 0);
+  collect(l.warp, 5);
+  llvm::Value* c = nullptr;
+  std::uint64_t covered = 0;  // the bits the terms so far may set
+  for (const term& t : terms) {
+    llvm::Value* x = t.bit ? pb.CreateLShr(tid, pb.getInt32(t.bit)) : tid;
+    x = pb.CreateAnd(x, pb.getInt32(static_cast<std::uint32_t>((std::uint64_t{1} << t.len) - 1)));
+    std::uint64_t bits;
+    if (std::has_single_bit(t.base)) {
+      const auto sh = static_cast<unsigned>(std::countr_zero(t.base));
+      if (sh) x = pb.CreateShl(x, pb.getInt32(sh));
+      bits = ((std::uint64_t{1} << t.len) - 1) << sh;
+    } else {  // one bit: 0 or the base
+      x = pb.CreateMul(x, pb.getInt32(static_cast<std::uint32_t>(t.base)));
+      bits = std::bit_ceil(t.base + 1) - 1;
+    }
+    if (!c) {
+      c = x;
+    } else if ((bits & covered) == 0) {
+      c = pb.CreateOr(c, x);
+      llvm::cast<llvm::PossiblyDisjointInst>(c)->setIsDisjoint(true);
+    } else {
+      c = pb.CreateXor(c, x);
+    }
+    covered |= bits;
+  }
+  if (!c) c = pb.getInt32(0);
   if (llvm::isa<llvm::Instruction>(c)) thread_ip_ = c;  // the last instruction made: the next go after it
   thread_coords_.emplace(std::move(key), c);
   return c;

@@ -66,7 +66,7 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
   S.entry = llvm::BasicBlock::Create(ctx, "entry", S.fn);
   auto* body = llvm::BasicBlock::Create(ctx, "body", S.fn);
   S.b = std::make_unique<llvm::IRBuilder<>>(body);
-  llvm::Value* tid = target.thread_id(S);
+  tid = target.thread_id(S);
   lane = b().CreateAnd(tid, b().getInt32(31), "lane");
   warp = b().CreateLShr(tid, b().getInt32(5), "warp");
   thread_ip_ = warp;

@@ -83,8 +83,9 @@ class GpuLowering {
   const layout::LayoutPlan& plan;
   const analysis::AxisAnalysis& axis;
   llvm::IRBuilder<>& b() { return *S.b; }
-  llvm::Value* lane = nullptr;  // i32
-  llvm::Value* warp = nullptr;  // i32
+  llvm::Value* tid = nullptr;   // i32, the thread's index in its block
+  llvm::Value* lane = nullptr;  // i32: tid % 32
+  llvm::Value* warp = nullptr;  // i32: tid / 32
   /// thread_coord's values (by their bases along the axis), all made after thread_ip_: the
   /// last instruction of the kernel's straight-line start, after warp
   std::map<std::vector<std::int64_t>, llvm::Value*> thread_coords_;
