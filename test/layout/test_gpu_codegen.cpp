@@ -419,7 +419,11 @@ std::string softmax_ptx(int n, int warps) {
 
 TEST_CASE("softmax: row reductions with butterfly shuffles, across warps through shared memory") {
   const std::string ptx = softmax_ptx(1024, 4);
-  CHECK(count(ptx, "shfl.sync.bfly.b32") == 10);  // 5 lane bits x (max, sum)
+  // per reduction (max, sum): 5 lane bits, then the 4 warps' partials read one a lane from shared
+  // memory and folded by 2 more shuffles (not 4 loads and 3 combines in every thread)
+  CHECK(count(ptx, "shfl.sync.bfly.b32") == 14);
+  CHECK(count(ptx, "ld.shared.f32") == 2);
+  CHECK(count(ptx, "ld.shared.v4") == 0);
   CHECK(count(ptx, "bar.sync") >= 2);
   CHECK(count(ptx, "ld.local") == 0);
   CHECK(count(ptx, "ex2.approx") >= 1);
