@@ -24,18 +24,25 @@ using ir::Value;
 namespace {
 node*& slot(tl::tensor* t) { return tensor_access::value(*t); }
 
-/// A loop-carried tile whose value `now` (assigned in the body) has another type than the
-/// loop's argument `arg`: the error is reported where `now` was created (the user's assignment,
-/// for editors and CI to jump to), and its text names the loop's own line.
+/// A tile whose value `changed` (assigned in a body or branch) has another type than it must
+/// keep: reported where `changed` was created (the user's assignment, for editors and CI to jump
+/// to), the text naming `what` and its own line.
+[[noreturn]] void type_change(const Trace& tr, const char* what, src_loc loc, const Value* changed,
+                              const std::string& detail, const char* tail = "") {
+  const src_loc created = changed->def ? changed->def->loc : src_loc{};
+  std::string head = what;
+  if (created.known() && loc.known()) head += " at " + frontend::loc_str(loc);
+  tr.fail(head + ": " + detail + (created.known() ? " (the value assigned to it was created on this line)" : "") +
+              tail,
+          created.known() ? created : loc);
+}
+
+/// A loop-carried tile whose value `now` has another type than the loop's argument `arg`.
 [[noreturn]] void carried_type_change(const Trace& tr, const char* loop, const Value* arg, const Value* now,
                                       src_loc loc) {
-  const src_loc created = now->def ? now->def->loc : src_loc{};
-  std::string head = loop;
-  if (created.known() && loc.known()) head += " at " + frontend::loc_str(loc);
-  tr.fail(head + ": a tile carried through the loop changes type from " + arg->type.str() + " to " +
-              now->type.str() + (created.known() ? " (the value assigned to it was created on this line)" : "") +
-              "; a loop-carried tile keeps its shape and dtype",
-          created.known() ? created : loc);
+  type_change(tr, loop, loc, now,
+              "a tile carried through the loop changes type from " + arg->type.str() + " to " + now->type.str(),
+              "; a loop-carried tile keeps its shape and dtype");
 }
 
 Value* bound(const operand_data& o, src_loc loc, const char* what) {
@@ -250,15 +257,10 @@ std::vector<node*> if_then_else(const operand_data& cond, const std::function<st
     Value* tv = V(t ? t : before[i]);
     Value* ev = V(e ? e : before[i]);
     if (!t || !e) tr.fail("tl::if_: a tile was reset to no value in one branch", loc);
-    if (tv->type != ev->type) {
-      // reported where the branch's value was created (the assignment), naming the if_'s line
-      const Value* changed = tv == V(before[i] ? before[i] : t) ? ev : tv;
-      const src_loc created = changed->def ? changed->def->loc : src_loc{};
-      tr.fail(std::string("tl::if_") + (created.known() && loc.known() ? " at " + frontend::loc_str(loc) : "") +
-                  ": a tile assigned in the branches has type " + tv->type.str() + " in one and " + ev->type.str() +
-                  " in the other" + (created.known() ? " (the value assigned to it was created on this line)" : ""),
-              created.known() ? created : loc);
-    }
+    if (tv->type != ev->type)
+      type_change(tr, "tl::if_", loc, tv == V(before[i] ? before[i] : t) ? ev : tv,
+                  "a tile assigned in the branches has type " + tv->type.str() + " in one and " + ev->type.str() +
+                      " in the other");
     then_y.push_back(tv);
     else_y.push_back(ev);
     assigned.push_back({all[i], static_cast<unsigned>(op->results.size())});

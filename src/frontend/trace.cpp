@@ -95,11 +95,7 @@ void Trace::fail(const std::string& message, src_loc loc) const {
   throw tile::error(message, loc, kernel_);
 }
 
-std::string loc_str(src_loc l) {
-  std::string f = l.file;
-  auto s = f.find_last_of('/');
-  return (s == std::string::npos ? f : f.substr(s + 1)) + ":" + std::to_string(l.line);
-}
+std::string loc_str(src_loc l) { return ir::base_name(l.file) + ":" + std::to_string(l.line); }
 
 std::vector<tl::tensor*> live_tensors(bool include_undefined) {
   std::vector<tl::tensor*> out;

@@ -190,6 +190,10 @@ std::unique_ptr<Function> clone(const Function& f);
 Op* clone_op(const Op& op, Builder& b, std::unordered_map<const Value*, Value*>& map);
 
 // ---- the services every layer uses -------------------------------------------------------------
+/// A source file's name without its directories ("kernels.cpp"), as printed IR and messages
+/// quote a location.
+std::string base_name(const char* file);
+
 /// Textual form, deterministic (value numbering in order of definition). Locations are printed
 /// as trailing `loc("file":line)` when `with_locations`.
 std::string print(const Function& f, bool with_locations = true);

@@ -66,12 +66,6 @@ std::string int_list(const std::vector<std::int64_t>& v, std::size_t from = 0) {
   return s + "]";
 }
 
-std::string basename(const char* file) {
-  std::string_view f = file ? file : "";
-  auto s = f.find_last_of("/\\");
-  return std::string(s == std::string_view::npos ? f : f.substr(s + 1));
-}
-
 std::string_view enum_name(std::int64_t v, std::initializer_list<std::string_view> names) {
   if (v < 0 || static_cast<std::size_t>(v) >= names.size()) return {};
   return names.begin()[v];
@@ -151,7 +145,7 @@ class Printer {
     return types(ts);
   }
   std::string loc_text(const src_loc& l) const {
-    return "  loc(" + quote(basename(l.file)) + ":" + std::to_string(l.line) + ")";
+    return "  loc(" + quote(base_name(l.file)) + ":" + std::to_string(l.line) + ")";
   }
   /// "(%5: i32, %6: f32)": defines the block's arguments.
   std::string arg_defs(const Block& b) {
@@ -413,6 +407,12 @@ class Printer {
 std::string print(const Function& f, bool with_locations) { return Printer(with_locations).run(f); }
 std::string print(const Function& f, bool with_locations, std::function<std::string(const Op&)> note) {
   return Printer(with_locations, std::move(note)).run(f);
+}
+
+std::string base_name(const char* file) {
+  std::string_view f = file ? file : "";
+  auto s = f.find_last_of("/\\");
+  return std::string(s == std::string_view::npos ? f : f.substr(s + 1));
 }
 
 }  // namespace tile::ir

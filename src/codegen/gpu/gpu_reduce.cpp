@@ -133,14 +133,18 @@ void GpuLowering::lower_reduce(const ir::Op& op) {
     barrier();
     for (int j = 0; j < nr; ++j) {
       llvm::Value* f = flat(j);
+      auto partial = [&](llvm::Value* w) {  // warp w's partial of element f
+        std::vector<llvm::Value*> x;
+        for (std::size_t k = 0; k < n; ++k) x.push_back(S.from_storage(B.CreateLoad(mty[k], slot(k, w, f)), types[k]));
+        return x;
+      };
       std::vector<llvm::Value*> cur;
       if (slots == 1 && nwa <= 32) {
         // one result (a row's sum or max): lane l reads warp l % nwa's partial and the warp folds
         // them in log2(nwa) shuffles, every lane ending with the same bits (each step combines
         // the same two values in every lane); where each thread would read and fold all nwa
         // partials, nwa - 1 combines deep (softmax on 16 warps: 19 instructions, 9 this way)
-        llvm::Value* w = B.CreateAnd(lane, B.getInt32(static_cast<std::uint32_t>(nwa - 1)));
-        for (std::size_t k = 0; k < n; ++k) cur.push_back(S.from_storage(B.CreateLoad(mty[k], slot(k, w, f)), types[k]));
+        cur = partial(B.CreateAnd(lane, B.getInt32(static_cast<std::uint32_t>(nwa - 1))));
         for (int m = 1; m < nwa; m <<= 1) {
           std::vector<llvm::Value*> other;
           for (llvm::Value* v : cur) other.push_back(shuffle_xor(v, m));
@@ -148,8 +152,7 @@ void GpuLowering::lower_reduce(const ir::Op& op) {
         }
       } else {
         for (int w = 0; w < nwa; ++w) {
-          std::vector<llvm::Value*> x;
-          for (std::size_t k = 0; k < n; ++k) x.push_back(S.from_storage(B.CreateLoad(mty[k], slot(k, B.getInt32(static_cast<std::uint32_t>(w)), f)), types[k]));
+          auto x = partial(B.getInt32(static_cast<std::uint32_t>(w)));
           cur = w == 0 ? x : combine(region, cur, x, types);
         }
       }
