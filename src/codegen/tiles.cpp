@@ -250,19 +250,27 @@ void Lowering::lower_shape(const ir::Op& op) {
     case OpKind::split: {
       const ir::Type& t0 = op.result(0)->type;
       const ir::Type& t1 = op.result(1)->type;
+      // the halves of a [2] tile are scalars: their elements as registers, as every rank-0 value
+      auto half = [&](unsigned i, TV tv) {
+        if (!tv.type.is_scalar()) return set(op.result(i), std::move(tv));
+        Index ix;
+        ix.flat = i64(0);
+        llvm::Value* v = elem(tv, ix);
+        set(op.result(i), scalar(v, tv.type));
+      };
       if (x.k == TV::K::affine) {
         std::vector<std::int64_t> w(x.coef.begin(), x.coef.end() - 1);
         const std::int64_t last = x.coef.back();
-        set(op.result(0), TV{TV::K::affine, x.v, w, t0});
+        half(0, TV{TV::K::affine, x.v, w, t0});
         llvm::Value* hi = x.type.ptr ? b->CreateInBoundsGEP(storage_type(x.type.elem, false), x.v, i64(last))
                                      : b->CreateAdd(x.v, llvm::ConstantInt::get(x.v->getType(), static_cast<std::uint64_t>(last)));
-        set(op.result(1), TV{TV::K::affine, hi, w, t1});
+        half(1, TV{TV::K::affine, hi, w, t1});
         return;
       }
       const auto s = strides_of(x);
       std::vector<std::int64_t> w(s.begin(), s.end() - 1);
-      set(op.result(0), view(x.v, w, t0));
-      set(op.result(1), view(elem_addr(x, i64(s.back())), w, t1));
+      half(0, view(x.v, w, t0));
+      half(1, view(elem_addr(x, i64(s.back())), w, t1));
       return;
     }
     case OpKind::join: {

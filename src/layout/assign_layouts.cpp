@@ -107,7 +107,7 @@ class Assigner {
       }
       case OpKind::split: {
         decide(op.result(0));
-        force(op.result(1), plan_.of.at(op.result(0)));
+        if (is_tile(op.result(0))) force(op.result(1), plan_.of.at(op.result(0)));  // (halves of a [2] tile: scalars)
         break;
       }
       case OpKind::for_:
@@ -312,7 +312,9 @@ std::vector<std::optional<LinearLayout>> wanted_operands(const ir::Op& op, const
       if (s) w[0] = w[1] = *s;
       return w;
     }
-    case OpKind::split: w[0] = join(res(0)); return w;
+    case OpKind::split:
+      if (!op.result(0)->type.shape.empty()) w[0] = join(res(0));
+      return w;
     case OpKind::reduce:
     case OpKind::scan: {
       // every operand in the first one's layout (argmax: values and indices together)

@@ -358,6 +358,24 @@ TEST_CASE("shape: join and split") {
     auto out = dev().alloc<std::int32_t>(8);
     CHECK(fails(kb, out));
   }
+  SUBCASE("the halves of a [2] tile are scalars: a condition, a stored value, an operand") {
+    // found by the random-program tester: the CPU backend gave the if_ a null condition and the
+    // NVIDIA layout pass asked for the layout of a scalar
+    auto k = tile::kernel("split_scalars", [](tl::ptr<std::int64_t> x, tl::ptr<std::int64_t> out) {
+      auto v = tl::load(x + offsets_2d(2, 8));
+      auto [a, b] = tl::split(tl::argmax(v, 1));  // a [2] tile: two scalars
+      tl::tensor acc = tl::zeros<std::int64_t>({8});
+      tl::if_(a > 0, [&] { acc = acc + 100; });
+      tl::store(out + tl::arange(0, 8), acc + b);
+      tl::store(out + 8, tl::cast<std::int64_t>(a * 10 + b));
+    });
+    hvec<std::int64_t> hx(16);
+    for (int i = 0; i < 16; ++i) hx[static_cast<std::size_t>(i)] = (i * 7) % 5;  // argmax: row 0 at 2, row 1 at 4
+    auto x = upload<std::int64_t>(hx);
+    auto out = dev().alloc<std::int64_t>(9);
+    REQUIRE(run([&] { k[{1}](x, out); }));
+    check_equal(out.to_host(), std::vector<std::int64_t>{104, 104, 104, 104, 104, 104, 104, 104, 24}, "split into scalars");
+  }
 }
 
 TEST_CASE("shape: arange") {
