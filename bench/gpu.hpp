@@ -127,10 +127,10 @@ struct interleaved_columns {
   std::map<std::string, double> gbps;
 };
 inline interleaved_columns interleaved_gbps(const std::vector<std::pair<std::string, std::function<void()>>>& cols,
-                                            double bytes, tile::testing::timer* t) {
+                                            double bytes, tile::testing::timer* t, int rounds = 5) {
   std::vector<std::function<void()>> fns;
   for (const auto& c : cols) fns.push_back(c.second);
-  interleaved_columns out{interleaved(fns, t), {}};
+  interleaved_columns out{interleaved(fns, t, rounds), {}};
   for (std::size_t k = 0; k < cols.size(); ++k) out.gbps[cols[k].first] = gbps(bytes, out.r.ms[k]);
   return out;
 }

@@ -18,11 +18,13 @@
 // 2, 4, 8, 16 (the tutorial's rule is a heuristic): tile's by tile::autotune, Triton's as
 // triton.autotune would, the fastest of its kernels compiled at each (_export_kernels.py writes
 // softmax-N-wW), timed in the same rounds. Below the table, per N: each pair's per-round speedup,
-// median and range.
+// median and range. `--rounds R` times R alternating rounds an N (default 5).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <string>
 
 #include "gpu.hpp"
 #include "kernels.hpp"
@@ -36,7 +38,11 @@ auto softmax_fast = bench::make_softmax_numerics(true);
 /// Triton's tutorial: num_warps 4, 8 from BLOCK 2048, 16 from 4096.
 static int warps_for(std::int64_t block) { return block >= 4096 ? 16 : block >= 2048 ? 8 : 4; }
 
-int main() {
+int main(int argc, char** argv) {
+  // --rounds R: the alternating rounds of each N (default 5; their per-round ratios' median is reported)
+  int rounds = 5;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--rounds") rounds = std::max(1, std::atoi(argv[i + 1]));
   auto dev = bench::gpu::cuda_device("gpu_softmax");
   if (!dev) return 0;
   auto timer = tile::testing::make_timer(*dev);
@@ -107,7 +113,7 @@ int main() {
           {"tile", run_tile}, {"tile Triton numerics", run_fast}, {"tile tuned warps", run_tuned}};
       if (triton) cols.push_back({"Triton (this process)", run_triton});
       if (triton_tuned) cols.push_back({"Triton tuned warps", run_triton_tuned});
-      auto timed = bench::gpu::interleaved_gbps(cols, bytes(), timer.get());
+      auto timed = bench::gpu::interleaved_gbps(cols, bytes(), timer.get(), rounds);
       const auto& r = timed.r;
       gbps_of = std::move(timed.gbps);
       if (triton && triton_tuned) {

@@ -23,6 +23,7 @@
 // bitcast or a denominator, so that a difference in the results is a bug, not rounding.
 #include <array>
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <deque>
@@ -178,6 +179,7 @@ struct val {
   int depth = 0;    // the control-flow depth it was made at
   double mag = inf;  // a bound of |value| (infinite: unknown, or special values)
   double err = 0;   // where not exact: a bound of |backend - interpreter| (infinite: unknown)
+  int weight = 1;   // ops in the value's cone (the heaviest values are the ones stored)
 };
 
 struct gen {
@@ -215,6 +217,14 @@ struct gen {
     if (tile::is_float(v.dt) ? v.mag > range(v.dt) : v.mag > range(v.dt)) v.mag = tile::is_float(v.dt) ? inf : range(v.dt);
     if (!tile::is_float(v.dt)) ex = {};  // integers are exact everywhere (nothing inexact converts to one)
     v.err = ex.all() ? 0 : (std::isnan(err) || !(v.mag < inf) ? inf : err);
+    for (std::size_t i = 0; i + 1 < expr.size(); ++i)  // the values the expression names
+      if (expr[i] == 'v' && std::isdigit(static_cast<unsigned char>(expr[i + 1])) && (i == 0 || !std::isalnum(static_cast<unsigned char>(expr[i - 1])))) {
+        std::size_t j = i + 1;
+        while (j < expr.size() && std::isdigit(static_cast<unsigned char>(expr[j]))) ++j;
+        const std::string ref = expr.substr(i, j - i);
+        for (const val& o : vals)
+          if (o.name == ref) v.weight = std::min(v.weight + o.weight, 1 << 20);
+      }
     line("tl::tensor " + v.name + " = " + expr + ";");
     ++prog.ops;
     vals.push_back(v);
@@ -425,10 +435,10 @@ struct gen {
       add(tl::cast(lin, d), "tl::cast(" + ltext + ", " + dtype_expr(d) + ")", {}, false, double(numel(s)));
       return;
     }
-    if (c < 92) {  // program_id, n, k
-      const int w = r.below(3);
-      const char* nm = w == 0 ? "pid" : w == 1 ? "n" : "k";
-      tl::tensor src = w == 0 ? pid : w == 1 ? n : k;
+    if (c < 92) {  // program_id, num_programs, n, k
+      const int w = r.below(4);
+      const char* nm = w == 0 ? "pid" : w == 1 ? "n" : w == 2 ? "k" : "tl::num_programs(0)";
+      tl::tensor src = w == 0 ? pid : w == 1 ? n : w == 2 ? k : tl::num_programs(0);
       tl::tensor v = tl::cast(src, d);
       std::string text = std::string("tl::cast(") + nm + ", " + dtype_expr(d) + ")";
       if (!s.empty()) {
@@ -960,8 +970,19 @@ struct gen {
       idx = lin;
     }
     add(tl::load(p + idx), "tl::load(" + ptext + " + " + itext + ")", {}, false);
-    line("tl::store(" + ptext + " + " + itext + ", " + va.name + ");");
-    tl::store(p + idx, *va.t);
+    if (s.size() == 2 && r.chance(40)) {
+      // through a descriptor of the window as a [rows, cols] tensor, the block at (0, c0): the
+      // part past the tensor's edge (rows from n, columns from the block's offset) is not written
+      const std::int64_t R = s[0], C = s[1], c0 = r.below(static_cast<int>(C));
+      auto desc = tl::make_tensor_descriptor(p, {tl::minimum(n, tl::constant<std::int32_t>(R)), tl::operand(C)}, {C, 1}, {R, C});
+      desc.store({0, c0}, *va.t);
+      line("tl::make_tensor_descriptor(" + ptext + ", {tl::minimum(n, tl::constant<std::int32_t>(" + std::to_string(R) + ")), " +
+           std::to_string(C) + "}, {" + std::to_string(C) + ", 1}, {" + std::to_string(R) + ", " + std::to_string(C) + "}).store({0, " +
+           std::to_string(c0) + "}, " + va.name + ");");
+    } else {
+      line("tl::store(" + ptext + " + " + itext + ", " + va.name + ");");
+      tl::store(p + idx, *va.t);
+    }
     auto [lt, lin] = linear(s);
     add(tl::load(p + lin), "tl::load(" + ptext + " + " + lt + ")", va.ex, va.computed_float, va.mag, va.err);
     prog.slots.push_back({va.name + " stored to io", true, va.dt, static_cast<std::size_t>(off), static_cast<std::size_t>(count),
@@ -1106,6 +1127,16 @@ struct gen {
     outer.computed_float = outer.computed_float || from.computed_float;
     outer.mag = loop ? inf : std::max(outer.mag, from.mag);
     outer.err = outer.ex.all() ? 0 : loop ? inf : std::max(outer.err, from.err);
+    outer.weight = std::min(outer.weight + from.weight, 1 << 20);
+  }
+
+  /// The heaviest visible value not yet in `taken` (-1 if none).
+  int heaviest(const std::vector<int>& taken) const {
+    int best = -1;
+    for (int i = 0; i < static_cast<int>(vals.size()); ++i)
+      if (std::find(taken.begin(), taken.end(), i) == taken.end() && (best < 0 || vals[static_cast<std::size_t>(i)].weight > vals[static_cast<std::size_t>(best)].weight))
+        best = i;
+    return best;
   }
 
   /// Ops in a body, then the carried values reassigned from body values of their dtype and shape.
@@ -1232,6 +1263,11 @@ struct gen {
     if (c < 75) return dot();
     if (c < 80) return inplace();
     if (c < 85) return atomic();
+    if (c < 88 && depth > 0) {  // a store in a body: each iteration's, the last one stays
+      const int i = heaviest({});
+      if (i >= 0) store_out(i);
+      return;
+    }
     if (c < 92 && depth < 2) return control();
     return leaf(any_dtype(), any_shape());
   }
@@ -1250,12 +1286,12 @@ void build(const config& cfg, program& prog, tl::ptr<std::uint8_t> in, tl::ptr<f
              "tl::ptr<std::uint8_t> io, tl::ptr<std::uint8_t> out, tl::i32 n, tl::i32 k) {\n  auto pid = tl::program_id(0);\n";
   const int ops = 6 + g.r.below(20);
   for (int i = 0; i < ops; ++i) g.step();
-  // store the last values made and a few others
-  const int stores = 1 + g.r.below(4);
+  // store the heaviest values (the most ops behind them), the last one made, and another
+  const int stores = 2 + g.r.below(3);
   std::vector<int> chosen;
   for (int s = 0; s < stores && !g.vals.empty(); ++s) {
-    const int i = s == 0 ? static_cast<int>(g.vals.size()) - 1 : g.r.below(static_cast<int>(g.vals.size()));
-    if (std::find(chosen.begin(), chosen.end(), i) != chosen.end()) continue;
+    const int i = s == 0 ? static_cast<int>(g.vals.size()) - 1 : s == stores - 1 ? g.r.below(static_cast<int>(g.vals.size())) : g.heaviest(chosen);
+    if (i < 0 || std::find(chosen.begin(), chosen.end(), i) != chosen.end()) continue;
     chosen.push_back(i);
     g.store_out(i);
   }

@@ -1,6 +1,7 @@
 // test/fuzz/main.cpp — the random-program differential tester's command line (fuzz.hpp).
 //
-//   test_fuzz [--seeds FIRST:COUNT] [--minutes M] [--backends cpu,cuda,null] [--print SEED] [--self-test]
+//   test_fuzz [--seeds FIRST:COUNT] [--minutes M] [--jobs J] [--backends cpu,cuda,null] [--print SEED]
+//             [--self-test]
 //
 // Runs the programs of seeds FIRST … FIRST+COUNT-1 (default 0:300), or from FIRST for M minutes,
 // on the interpreter and on each named backend (default: cpu), and compares every backend's
@@ -8,9 +9,13 @@
 // program, and with what message: with TILE_PTXAS_CHECK or ptxas present, GPU code checked
 // without a GPU). A difference prints the seed, the launch, the differing
 // elements and the program as C++; the exit status is 1 if there was one. --print SEED prints a
-// seed's program and launch without running it anywhere but the interpreter. --self-test checks
+// seed's program and launch without running it anywhere but the interpreter. --jobs J runs J
+// processes, process j taking every J-th seed from FIRST + j (their output in order, one summary). --self-test checks
 // that the comparison catches one flipped bit. A named backend that is not present is skipped
 // (exit status 77, meson's "skipped"). Compile caches are off (TILE_CACHE=0) unless set.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -28,7 +33,7 @@ std::string describe(const fuzz::config& c) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: test_fuzz [--seeds FIRST:COUNT] [--minutes M] [--backends cpu,cuda] [--print SEED] [--self-test]\n");
+  std::fprintf(stderr, "usage: test_fuzz [--seeds FIRST:COUNT] [--minutes M] [--jobs J] [--backends cpu,cuda,null] [--print SEED] [--self-test]\n");
   return 2;
 }
 
@@ -62,10 +67,12 @@ int self_test(const tile::device& interp, const tile::device& other) {
 
 int main(int argc, char** argv) {
   if (!std::getenv("TILE_CACHE")) setenv("TILE_CACHE", "0", 1);
+  const auto process_start = std::chrono::steady_clock::now();
   std::uint64_t first = 0, count = 300;
   double minutes = 0;
   std::string backends = "cpu";
   bool print_only = false, self = false;
+  int jobs = 1;
   std::uint64_t print_seed = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -82,12 +89,64 @@ int main(int argc, char** argv) {
     } else if (a == "--print" && has) {
       print_only = true;
       print_seed = std::stoull(argv[++i]);
+    } else if (a == "--jobs" && has) {
+      jobs = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--self-test") {
       self = true;
     } else {
       return usage();
     }
   }
+  // --jobs: the processes are forked before any device exists (a CUDA context does not survive a fork)
+  std::uint64_t stride = 1;
+  if (jobs > 1 && !print_only && !self) {
+    std::vector<std::pair<pid_t, int>> kids;
+    for (int j = 0; j < jobs; ++j) {
+      int fd[2];
+      if (pipe(fd) != 0) return 2;
+      const pid_t pid = fork();
+      if (pid == 0) {
+        close(fd[0]);
+        dup2(fd[1], 1);
+        close(fd[1]);
+        first += static_cast<std::uint64_t>(j);
+        stride = static_cast<std::uint64_t>(jobs);
+        count = (count + static_cast<std::uint64_t>(jobs - 1 - j)) / static_cast<std::uint64_t>(jobs);
+        jobs = 1;
+        goto child;
+      }
+      close(fd[1]);
+      kids.push_back({pid, fd[0]});
+    }
+    unsigned long long ran = 0, rejected = 0, failed = 0;
+    bool skipped = false;
+    for (auto [pid, fd] : kids) {
+      std::string text;
+      char buf[4096];
+      for (ssize_t got; (got = read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(got));
+      close(fd);
+      int status = 0;
+      waitpid(pid, &status, 0);
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 77) skipped = true;
+      if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 1 && WEXITSTATUS(status) != 77)) {
+        std::printf("FAIL a process of the run died (status %d)\n", status);
+        ++failed;
+      }
+      unsigned long long r = 0, x = 0, f = 0;
+      const auto at = text.find("[fuzz] ");
+      if (at != std::string::npos && std::sscanf(text.c_str() + at, "[fuzz] %llu programs%*[^:]: %llu differ, %llu rejected", &r, &f, &x) == 3)
+        ran += r, failed += f, rejected += x;
+      std::fputs(text.substr(0, at == std::string::npos ? text.size() : at).c_str(), stdout);
+      if (skipped && at == std::string::npos) std::fputs(text.c_str(), stdout);
+    }
+    if (skipped) return 77;
+    std::printf("[fuzz] %llu programs (seeds from %llu, %d processes) on interpreter and %s: %llu differ, %llu rejected by every "
+                "backend alike, %.1f min\n",
+                ran, static_cast<unsigned long long>(first), jobs, backends.c_str(), failed, rejected,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - process_start).count() / 60);
+    return failed ? 1 : 0;
+  }
+child:
   const tile::device interp = tile::device::get("interpreter");
   if (print_only) {
     const fuzz::config cfg = fuzz::choose(print_seed);
@@ -117,11 +176,13 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   auto elapsed_min = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60; };
   std::uint64_t ran = 0, rejected = 0, failed = 0;
-  for (std::uint64_t seed = first;; ++seed) {
-    if (minutes > 0 ? elapsed_min() >= minutes : seed >= first + count) break;
+  for (std::uint64_t i = 0;; ++i) {
+    const std::uint64_t seed = first + i * stride;
+    if (minutes > 0 ? elapsed_min() >= minutes : i >= count) break;
     const fuzz::config cfg = fuzz::choose(seed);
     fuzz::program prog;
     std::vector<fuzz::result> res;
+    ++ran;
     try {
       res = fuzz::run(devs, cfg, prog);
     } catch (const std::exception& e) {
@@ -129,7 +190,6 @@ int main(int argc, char** argv) {
       ++failed;
       continue;
     }
-    ++ran;
     if (res[0].rejected) ++rejected;
     bool bad = false;
     for (std::size_t b = 1; b < res.size(); ++b) {
