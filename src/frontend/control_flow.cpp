@@ -7,7 +7,15 @@
 // argument is replaced by the outer value and dropped. What remains is exactly the set of tiles
 // the body reassigned; they are carried, and after the loop the tensor objects hold the loop's
 // results. `if_` works the same way with the values each branch leaves in the objects.
+//
+// A body may destroy tensor objects that were alive when it started (a std::vector that grows
+// moves its elements into new objects and destroys the old ones), and a new object may then take
+// a destroyed one's address. So the objects are never read through the pointers kept from before
+// the body; after it they are found again in the registry (LiveSince): one that is gone is not
+// carried or assigned (nobody can observe it). One made in a loop's condition or body is that
+// region's own, like a tile first assigned there: after the region it holds nothing.
 #include <algorithm>
+#include <unordered_set>
 
 #include "frontend/trace.hpp"
 
@@ -23,6 +31,38 @@ using ir::Value;
 
 namespace {
 node*& slot(tl::tensor* t) { return tensor_access::value(*t); }
+
+/// Which of the tensor objects alive when it was made are still alive. The registry of live
+/// tensors is in order of construction (a new object goes first; a destroyed one leaves without
+/// reordering the rest), so an object of its own, made at that moment, splits it: the objects
+/// after it are exactly those alive since before it. An object made later at a destroyed one's
+/// address comes before it, so it is never taken for the old one.
+class LiveSince {
+ public:
+  LiveSince() = default;
+  LiveSince(const LiveSince&) = delete;
+  LiveSince& operator=(const LiveSince&) = delete;
+
+  /// `objs` (all alive when this was made), with null in place of each one destroyed since.
+  std::vector<tl::tensor*> alive(const std::vector<tl::tensor*>& objs) {
+    std::unordered_set<const tl::tensor*> old;
+    for (tl::tensor* t = tensor_access::next(mark_); t; t = tensor_access::next(*t)) old.insert(t);
+    std::vector<tl::tensor*> out;
+    out.reserve(objs.size());
+    for (tl::tensor* t : objs) out.push_back(old.count(t) ? t : nullptr);
+    return out;
+  }
+
+  /// The objects made since this was, where they outlive a loop's condition or body (a
+  /// std::vector declared outside that grew there holds only such objects): their values belong
+  /// to that region (a loop argument it may even drop), so after it they hold nothing.
+  void clear_new() {
+    for (tl::tensor* t = tensor_access::prev(mark_); t; t = tensor_access::prev(*t)) slot(t) = nullptr;
+  }
+
+ private:
+  tl::tensor mark_;  // holds no value, so no loop carries it and no branch assigns it
+};
 
 /// A tile whose value `changed` (assigned in a body or branch) has another type than it must
 /// keep: reported where `changed` was created (the user's assignment, for editors and CI to jump
@@ -98,9 +138,10 @@ void prune(ir::Op* op, const std::vector<bool>& keep, unsigned operand_offset, u
 }
 
 /// Tensors that had no value before a region and got one inside it: the value belongs to the
-/// region, so after it they hold nothing again.
-void reset_undefined(const std::vector<tl::tensor*>& before_undefined) {
-  for (tl::tensor* t : before_undefined) slot(t) = nullptr;
+/// region, so after it they hold nothing again (`alive`: those objects, null where destroyed).
+void reset_undefined(const std::vector<tl::tensor*>& alive) {
+  for (tl::tensor* t : alive)
+    if (t) slot(t) = nullptr;
 }
 
 std::vector<tl::tensor*> undefined_tensors() {
@@ -125,6 +166,7 @@ void for_range(const operand_data& lo, const operand_data& hi, const operand_dat
 
   std::vector<tl::tensor*> cands = live_tensors();
   std::vector<tl::tensor*> undefined = undefined_tensors();
+  LiveSince since;
   std::vector<Value*> operands{vlo, vhi, vstep};
   std::vector<Type> types;
   for (tl::tensor* c : cands) {
@@ -136,14 +178,20 @@ void for_range(const operand_data& lo, const operand_data& hi, const operand_dat
   Value* iv = blk->add_arg(Type{t, false, {}});
   for (tl::tensor* c : cands) slot(c) = blk->add_arg(V(slot(c))->type);
   std::vector<bool> keep(cands.size());
+  std::vector<tl::tensor*> alive;
   {
     InsertionGuard guard(b);
     b.set_insertion_end(blk);
     body(iv);
+    alive = since.alive(cands);
     std::vector<Value*> yields;
     for (std::size_t i = 0; i < cands.size(); ++i) {
       Value* arg = blk->arg(static_cast<unsigned>(i + 1));
-      Value* now = V(slot(cands[i]));
+      if (!alive[i]) {  // destroyed in the body: not carried
+        yields.push_back(arg);
+        continue;
+      }
+      Value* now = V(slot(alive[i]));
       if (!now) tr.fail("tl::for_range: a tile carried through the loop was reset to no value in its body", loc);
       if (now->type != arg->type)
         carried_type_change(tr, "tl::for_range", arg, now, loc);
@@ -154,8 +202,9 @@ void for_range(const operand_data& lo, const operand_data& hi, const operand_dat
   }
   prune(op, keep, 3, 1, {blk});
   for (std::size_t i = 0, j = 0; i < cands.size(); ++i)
-    slot(cands[i]) = keep[i] ? op->result(static_cast<unsigned>(j++)) : operands[3 + i];
-  reset_undefined(undefined);
+    if (alive[i]) slot(alive[i]) = keep[i] ? op->result(static_cast<unsigned>(j++)) : operands[3 + i];
+  reset_undefined(since.alive(undefined));
+  since.clear_new();
 }
 
 void while_loop(const std::function<node*()>& cond, const std::function<void()>& body, src_loc loc) {
@@ -163,6 +212,7 @@ void while_loop(const std::function<node*()>& cond, const std::function<void()>&
   auto& b = tr.builder();
   std::vector<tl::tensor*> cands = live_tensors();
   std::vector<tl::tensor*> undefined = undefined_tensors();
+  LiveSince since;
   std::vector<Value*> inits;
   std::vector<Type> types;
   for (tl::tensor* c : cands) {
@@ -173,13 +223,15 @@ void while_loop(const std::function<node*()>& cond, const std::function<void()>&
   ir::Block* cb = op->region(0);
   ir::Block* bb = op->region(1);
   std::vector<bool> keep(cands.size());
+  std::vector<tl::tensor*> alive;
   {
     InsertionGuard guard(b);
     b.set_insertion_end(cb);
     for (tl::tensor* c : cands) slot(c) = cb->add_arg(V(slot(c))->type);
     node* c = cond();
+    alive = since.alive(cands);
     for (std::size_t i = 0; i < cands.size(); ++i)
-      if (slot(cands[i]) != cb->arg(static_cast<unsigned>(i)))
+      if (alive[i] && slot(alive[i]) != cb->arg(static_cast<unsigned>(i)))
         tr.fail("tl::while_: the condition may not assign tiles (assign them in the body)", loc);
     if (!c) tr.fail("tl::while_: the condition returned an unassigned tensor", loc);
     Value* cv = V(c);
@@ -187,14 +239,23 @@ void while_loop(const std::function<node*()>& cond, const std::function<void()>&
       tr.fail("tl::while_: the condition must be a scalar, got " + cv->type.str(), loc);
     cv = frontend::to_bool(cv, loc);
     b.create(OpKind::condition, {cv}, {}, {}, loc);
+    since.clear_new();
 
     b.set_insertion_end(bb);
-    for (std::size_t i = 0; i < cands.size(); ++i) slot(cands[i]) = bb->add_arg(types[i]);
+    for (std::size_t i = 0; i < cands.size(); ++i) {
+      Value* arg = bb->add_arg(types[i]);
+      if (alive[i]) slot(alive[i]) = arg;
+    }
     body();
+    alive = since.alive(cands);
     std::vector<Value*> yields;
     for (std::size_t i = 0; i < cands.size(); ++i) {
       Value* arg = bb->arg(static_cast<unsigned>(i));
-      Value* now = V(slot(cands[i]));
+      if (!alive[i]) {  // destroyed in the condition or the body: not carried
+        yields.push_back(arg);
+        continue;
+      }
+      Value* now = V(slot(alive[i]));
       if (!now) tr.fail("tl::while_: a tile carried through the loop was reset to no value in its body", loc);
       if (now->type != arg->type)
         carried_type_change(tr, "tl::while_", arg, now, loc);
@@ -205,8 +266,9 @@ void while_loop(const std::function<node*()>& cond, const std::function<void()>&
   }
   prune(op, keep, 0, 0, {bb});
   for (std::size_t i = 0, j = 0; i < cands.size(); ++i)
-    slot(cands[i]) = keep[i] ? op->result(static_cast<unsigned>(j++)) : inits[i];
-  reset_undefined(undefined);
+    if (alive[i]) slot(alive[i]) = keep[i] ? op->result(static_cast<unsigned>(j++)) : inits[i];
+  reset_undefined(since.alive(undefined));
+  since.clear_new();
 }
 
 std::vector<node*> if_then_else(const operand_data& cond, const std::function<std::vector<node*>()>& then_fn,
@@ -220,16 +282,25 @@ std::vector<node*> if_then_else(const operand_data& cond, const std::function<st
   std::vector<tl::tensor*> all = live_tensors(true);
   std::vector<node*> before;
   for (tl::tensor* t : all) before.push_back(slot(t));
+  LiveSince since;
   ir::Op* op = b.create(OpKind::if_, {c}, {}, {}, loc, 2);
 
+  // After each branch, `alive` holds the objects of `all` not destroyed so far; one destroyed in
+  // a branch counts as left unchanged by both, and the if_ assigns nothing to it.
+  std::vector<tl::tensor*> alive;
   auto trace_branch = [&](ir::Block* blk, const std::function<std::vector<node*>()>& fn,
                           std::vector<node*>& after) {
     InsertionGuard guard(b);
     b.set_insertion_end(blk);
     std::vector<node*> rets = fn();
+    alive = since.alive(all);
     for (std::size_t i = 0; i < all.size(); ++i) {
-      after.push_back(slot(all[i]));
-      slot(all[i]) = before[i];
+      if (!alive[i]) {
+        after.push_back(before[i]);
+        continue;
+      }
+      after.push_back(slot(alive[i]));
+      slot(alive[i]) = before[i];
     }
     return rets;
   };
@@ -250,6 +321,7 @@ std::vector<node*> if_then_else(const operand_data& cond, const std::function<st
   }
   std::vector<std::pair<tl::tensor*, unsigned>> assigned;
   for (std::size_t i = 0; i < all.size(); ++i) {
+    if (!alive[i]) continue;  // destroyed in a branch
     node* t = then_after[i];
     node* e = else_after[i];
     if (t == before[i] && e == before[i]) continue;
@@ -263,7 +335,7 @@ std::vector<node*> if_then_else(const operand_data& cond, const std::function<st
                       " in the other");
     then_y.push_back(tv);
     else_y.push_back(ev);
-    assigned.push_back({all[i], static_cast<unsigned>(op->results.size())});
+    assigned.push_back({alive[i], static_cast<unsigned>(op->results.size())});
     add_result(op, tv->type);
   }
   {

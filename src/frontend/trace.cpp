@@ -8,6 +8,8 @@ namespace {
 thread_local tl::tensor* g_live_head = nullptr;
 }
 
+// A new object goes first and one that leaves keeps the others' order: the registry is in order
+// of construction, which control_flow.cpp relies on to tell a body's objects from older ones.
 void track(tl::tensor* t) noexcept {
   tensor_access::prev(*t) = nullptr;
   tensor_access::next(*t) = g_live_head;
