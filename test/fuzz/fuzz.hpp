@@ -30,7 +30,7 @@ inline constexpr std::size_t array_len = 1024;                  // elements of e
 inline constexpr std::size_t array_stride = 8192;               // bytes between input arrays
 inline constexpr std::size_t io_window = 4096;                  // bytes of io per program
 inline constexpr std::size_t out_bytes = 1 << 18;               // the out buffer
-inline constexpr std::size_t atomic_slot_bytes = 1024;          // the shared atomic targets
+inline constexpr std::size_t atomic_slot_bytes = 6 * 13 * 64;   // the shared atomic targets: a kind and dtype 64 bytes
 inline constexpr int max_programs = 4;
 
 /// How a backend's bytes of a slot may differ from the interpreter's.

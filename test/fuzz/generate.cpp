@@ -1006,11 +1006,14 @@ struct gen {
     // float sums in an unknown order: only of bounded values (a bound on the rounding)
     if (shared && tile::is_float(d) && kind == 0 && !(va.mag < 1e30)) return;
     if (shared) {
-      // 64 targets of d in the atomic slot (one slot a dtype, so slots never overlap)
+      // the targets of one kind of atomic on one dtype (64 bytes each): atomics of one kind
+      // commute, so their result does not depend on the order the programs' atomics land in;
+      // two kinds (an add and a max) on one target would
       const std::int64_t sz = tile::size_of(d);
-      const std::int64_t base = static_cast<std::int64_t>(std::find(std::begin(all_dtypes), std::end(all_dtypes), d) - std::begin(all_dtypes)) *
-                                (static_cast<std::int64_t>(atomic_slot_bytes) / 13 / 8 * 8);
-      const std::int64_t count = std::min<std::int64_t>(64, (static_cast<std::int64_t>(atomic_slot_bytes) / 13 / 8 * 8) / sz);
+      const std::int64_t slot_bytes = 64;
+      const std::int64_t dt_index = std::find(std::begin(all_dtypes), std::end(all_dtypes), d) - std::begin(all_dtypes);
+      const std::int64_t base = (kind * 13 + dt_index) * slot_bytes;
+      const std::int64_t count = slot_bytes / sz;
       auto [lt, lin] = linear(s);
       with_type(d, [&]<class T>(std::type_identity<T>) {
         tl::tensor p = tl::pointer_cast<T>(out + base) + (lin + pid) % count;
@@ -1032,12 +1035,12 @@ struct gen {
         const double err = order ? 2 * adds * adds * unit(d) * std::max(va.mag, 1.0) : 0;
         bool found = false;
         for (auto& sl : prog.slots)
-          if (sl.what == "atomic targets " + std::string(tile::name(d))) {
+          if (sl.what == std::string(names[kind]) + " targets " + std::string(tile::name(d))) {
             found = true;
             if (order) sl.exact = {false, false}, sl.err += err;
           }
         if (!found)
-          prog.slots.push_back({"atomic targets " + std::string(tile::name(d)), false, d, static_cast<std::size_t>(base),
+          prog.slots.push_back({std::string(names[kind]) + " targets " + std::string(tile::name(d)), false, d, static_cast<std::size_t>(base),
                                 static_cast<std::size_t>(count), 0, order ? exactness{false, false} : exactness{}, err});
       });
       return;

@@ -154,6 +154,39 @@ TEST_CASE("argmax/argmin tie-breaking picks the smallest index on every axis") {
   CHECK(r[8 + 2] == 0);  // row 2: minima at 5 and 0
 }
 
+TEST_CASE("argmax/argmin of rows with NaNs: the first NaN's index, the same in every thread") {
+  // found by the random-program tester: with NaNs the GPU's tree combined to a different index
+  // in each thread (a comparison with NaN is false either way round); a NaN now wins over every
+  // number, and the first NaN over later ones, so any order of combining gives one answer
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  std::vector<float> h(4 * 64);
+  for (int i = 0; i < 256; ++i) h[ix(i)] = static_cast<float>((i * 37) % 11) - 5.0f;
+  h[ix(0 * 64 + 40)] = nan;  // row 0: one NaN
+  h[ix(1 * 64 + 7)] = nan, h[ix(1 * 64 + 3)] = -nan, h[ix(1 * 64 + 60)] = nan;  // row 1: the first at 3
+  h[ix(2 * 64 + 0)] = inf, h[ix(2 * 64 + 63)] = -inf;  // row 2: no NaN
+  for (int c = 0; c < 64; ++c) h[ix(3 * 64 + c)] = c % 2 ? nan : -inf;  // row 3: NaN at odd columns
+  auto k = tile::kernel("arg_nan", [](tl::ptr<float> x, tl::ptr<std::int32_t> out) {
+    using tl::_;
+    using tl::newaxis;
+    auto v = tl::load(x + tl::arange(0, 4)(_, newaxis) * 64 + tl::arange(0, 64)(newaxis, _));
+    tl::store(out + tl::arange(0, 4), tl::argmax(v, 1));
+    tl::store(out + 4 + tl::arange(0, 4), tl::argmin(v, 1));
+    tl::store(out + 8 + tl::arange(0, 64), tl::broadcast_to(tl::argmax(tl::reshape(v, {256}), 0), {64}));  // every lane
+  });
+  auto d = lt2::dev();
+  auto x = d.upload(h);
+  auto out = d.alloc<std::int32_t>(8 + 64);
+  for (int warps : {1, 4}) {
+    CAPTURE(warps);
+    k[{1}](x, out, "num_warps"_c = warps);
+    auto r = out.to_host();
+    const std::vector<std::int32_t> want_max = {40, 3, 0, 1}, want_min = {40, 3, 63, 1};
+    CHECK(std::vector<std::int32_t>(r.begin(), r.begin() + 4) == want_max);
+    CHECK(std::vector<std::int32_t>(r.begin() + 4, r.begin() + 8) == want_min);
+    CHECK(std::vector<std::int32_t>(r.begin() + 8, r.end()) == std::vector<std::int32_t>(64, 40));
+  }
+}
+
 namespace {
 // ---- 3-D tiles: every axis ----
 template <class T>

@@ -105,11 +105,20 @@ inline tensor arg_reduce(const operand& x, int axis, bool is_max) {
   shape_t ishape(static_cast<std::size_t>(rank), 1);
   ishape[static_cast<std::size_t>(ax)] = sh[static_cast<std::size_t>(ax)];
   idx = broadcast_to(operand::of(reshape(operand::of(idx, x.loc), ishape), x.loc), sh);
+  const bool fp = tile::is_float(t.dtype());
   auto out = reduce(std::array<tensor, 2>{t, idx}, ax,
-                    [is_max](std::array<tensor, 2> a, std::array<tensor, 2> b) {
-                      // keep a unless b is strictly better, or equal with a smaller index
+                    [is_max, fp](std::array<tensor, 2> a, std::array<tensor, 2> b) {
+                      // keep a unless b is strictly better, or equal with a smaller index. A NaN
+                      // is better than any number (the first NaN's index, as numpy's): one total
+                      // order, so that any order of combining (a GPU's tree) gives the same index
                       tensor better = is_max ? (b[0] > a[0]) : (b[0] < a[0]);
-                      tensor tie = (b[0] == a[0]) && (b[1] < a[1]);
+                      tensor same = b[0] == a[0];
+                      if (fp) {
+                        tensor a_nan = a[0] != a[0], b_nan = b[0] != b[0];
+                        better = better || (b_nan && !a_nan);
+                        same = same || (b_nan && a_nan);
+                      }
+                      tensor tie = same && (b[1] < a[1]);
                       tensor take_b = better || tie;
                       return std::array<tensor, 2>{where(take_b, b[0], a[0]), where(take_b, b[1], a[1])};
                     },
@@ -118,7 +127,8 @@ inline tensor arg_reduce(const operand& x, int axis, bool is_max) {
 }
 }  // namespace detail
 
-/// Index (i32) of the maximum / minimum along `axis`; ties resolve to the smallest index.
+/// Index (i32) of the maximum / minimum along `axis`; ties resolve to the smallest index, and a
+/// NaN wins over every number (the first NaN's index, as numpy's argmax and argmin).
 inline tensor argmax(const operand& x, int axis) { return detail::arg_reduce(x, axis, true); }
 inline tensor argmin(const operand& x, int axis) { return detail::arg_reduce(x, axis, false); }
 

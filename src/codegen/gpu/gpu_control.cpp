@@ -105,6 +105,8 @@ void GpuLowering::lower_control(const ir::Op& op) {
       smem_dirty_ = true;
       const GlobalWrites body_writes = writes_global(*op.region(0));
       global_dirty_ |= body_writes;  // the previous iteration's stores
+      const GlobalWrites body_reads = reads_global(*op.region(0));
+      global_read_.push_back({body_reads, nullptr, std::nullopt});  // … and reads
       // the body sees the induction variable through target.opaque (gpu_target.hpp: no 64-bit
       // pointer recurrences); the loop's own step and test use it directly
       llvm::Value* body_iv = iv->getType()->isIntegerTy(32) || iv->getType()->isIntegerTy(64) ? target.opaque(S, iv) : iv;
@@ -123,6 +125,7 @@ void GpuLowering::lower_control(const ir::Op& op) {
       add_incoming(r, y, latch);
       smem_dirty_ = smem_uses_ != uses_before || dirty_before;
       global_dirty_ |= body_writes;
+      global_read_.push_back({body_reads, nullptr, std::nullopt});
       for (std::size_t k = 0; k < res.size(); ++k) {
         res[k].type = op.result(static_cast<unsigned>(k))->type;
         set(op.result(static_cast<unsigned>(k)), res[k]);
@@ -148,6 +151,9 @@ void GpuLowering::lower_control(const ir::Op& op) {
       GlobalWrites loop_writes = writes_global(*op.region(0));
       loop_writes |= writes_global(*op.region(1));
       global_dirty_ |= loop_writes;
+      GlobalWrites loop_reads = reads_global(*op.region(0));
+      loop_reads |= reads_global(*op.region(1));
+      global_read_.push_back({loop_reads, nullptr, std::nullopt});
       std::vector<DV> cv = lower_region(*op.region(0), cur);
       B.CreateCondBr(cv.at(0).regs.at(0), body, exit);
       B.SetInsertPoint(body);
@@ -157,6 +163,7 @@ void GpuLowering::lower_control(const ir::Op& op) {
       B.SetInsertPoint(exit);
       smem_dirty_ = smem_uses_ != uses_before || dirty_before;
       global_dirty_ |= loop_writes;
+      global_read_.push_back({loop_reads, nullptr, std::nullopt});
       for (std::size_t k = 0; k < cur.size(); ++k) {
         cur[k].type = op.result(static_cast<unsigned>(k))->type;
         set(op.result(static_cast<unsigned>(k)), cur[k]);
@@ -171,6 +178,7 @@ void GpuLowering::lower_control(const ir::Op& op) {
       B.CreateCondBr(cnd, then_bb, else_bb);
       const bool dirty = smem_dirty_;
       const GlobalWrites gdirty = global_dirty_;
+      const auto greads = global_read_;
       B.SetInsertPoint(then_bb);
       std::vector<DV> tv = fit(lower_region(*op.region(0), {}));
       llvm::BasicBlock* tend = B.GetInsertBlock();
@@ -178,6 +186,7 @@ void GpuLowering::lower_control(const ir::Op& op) {
       const bool then_dirty = smem_dirty_;
       smem_dirty_ = dirty;
       global_dirty_ = gdirty;
+      global_read_ = greads;
       B.SetInsertPoint(else_bb);
       std::vector<DV> ev;
       if (op.regions.size() > 1) ev = fit(lower_region(*op.region(1), {}));
@@ -187,6 +196,8 @@ void GpuLowering::lower_control(const ir::Op& op) {
       smem_dirty_ = smem_dirty_ || then_dirty;  // whichever branch ran
       global_dirty_ = gdirty;  // whichever branch ran: as before it, or written in it
       for (const auto& r : op.regions) global_dirty_ |= writes_global(*r);
+      global_read_ = greads;  // as before it, or read in it
+      for (const auto& r : op.regions) global_read_.push_back({reads_global(*r), nullptr, std::nullopt});
       for (std::size_t k = 0; k < op.results.size(); ++k) {
         DV d{lay(k), {}, op.result(static_cast<unsigned>(k))->type};
         for (std::size_t r = 0; r < tv.at(k).regs.size(); ++r) {

@@ -124,6 +124,7 @@ void GpuLowering::barrier() {
   target.barrier(S);
   smem_dirty_ = false;
   global_dirty_ = {};  // a CTA barrier orders every thread's global accesses before it, too
+  global_read_.clear();
 }
 
 void GpuLowering::barrier_before_write() {

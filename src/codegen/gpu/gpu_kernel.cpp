@@ -82,6 +82,7 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
   conversions_reused_ = 0;
   rematerialized_ = 0;
   global_dirty_ = {};
+  global_read_.clear();
   origins_.emplace(f);
   lower_block(f.body);
   llvm::IRBuilder<> eb(S.entry);

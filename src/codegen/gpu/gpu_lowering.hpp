@@ -148,6 +148,16 @@ class GpuLowering {
   /// as a write at its entry and exit.
   GlobalWrites writes_through(const ir::Value* ptr) const;
   void note_global_write(const ir::Value* ptr) { global_dirty_ |= writes_through(ptr); }
+  /// And the other way round: a store or atomic that may touch bytes another thread of the CTA
+  /// read earlier in the program (a load's and a store's layouts differ, or the load's
+  /// replicates elements) waits at a barrier for those reads, so that every read sees the
+  /// memory as it was before the store, as in the interpreter. A store through the very pointer
+  /// tile a load read, in the same unreplicated layout, touches only what its own thread read
+  /// and needs none (tl::store(p, tl::load(p) + 1)). `layout`: the pointers' (null: unknown, a
+  /// region's reads).
+  void note_global_read(const ir::Value* ptr, const layout::LinearLayout* layout);
+  void barrier_before_global_write(const ir::Value* ptr, const layout::LinearLayout& layout);
+  GlobalWrites reads_global(const ir::Block& b) const;
   /// `async_proxy`: the read is the TMA's (the async proxy), so the writes it meets are fenced
   /// for it (fence.proxy.async.global) before the barrier.
   void barrier_before_global_read(const ir::Value* ptr, bool async_proxy = false);
@@ -256,6 +266,13 @@ class GpuLowering {
   std::uint64_t smem_uses_ = 0;  // pointers into shared memory made so far (smem_abs): which regions use it
   const schedule::PipelinePlan* pipes_ = nullptr;
   GlobalWrites global_dirty_;
+  /// Global reads since the last barrier: where, and which pointer tile in which layout read it.
+  struct PendingRead {
+    GlobalWrites where;
+    const ir::Value* ptr = nullptr;  // null: a region's reads (any thread, any element)
+    std::optional<layout::LinearLayout> layout;
+  };
+  std::vector<PendingRead> global_read_;
   std::optional<analysis::PointerOrigins> origins_;
 };
 

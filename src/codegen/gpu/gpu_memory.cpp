@@ -31,15 +31,44 @@ GlobalWrites GpuLowering::writes_through(const ir::Value* ptr) const {
   return w;
 }
 
+namespace {
+/// Whether an access through `r` may touch bytes the accesses `pending` touched. An argument's
+/// own memory (noalias) is reached only through it: an access to it meets those through it and
+/// those of unknown origin; an access through another argument meets none of an argument's own
+/// memory; an access of unknown origin meets every one.
+bool meets(const GlobalWrites& pending, const GlobalWrites& r) {
+  return r.own      ? pending.unknown || (pending.own & r.own) != 0
+         : r.shared ? pending.unknown || pending.shared
+                    : pending.any();
+}
+}  // namespace
+
+void GpuLowering::note_global_read(const ir::Value* ptr, const layout::LinearLayout* l) {
+  global_read_.push_back({writes_through(ptr), l ? ptr : nullptr, l ? std::optional<layout::LinearLayout>(*l) : std::nullopt});
+}
+
+void GpuLowering::barrier_before_global_write(const ir::Value* ptr, const layout::LinearLayout& l) {
+  const GlobalWrites w = writes_through(ptr);
+  const bool own_elements = llvm::isa<llvm::ConstantInt>(is_writer(l));  // no element held twice
+  for (const PendingRead& r : global_read_) {
+    if (!meets(r.where, w)) continue;
+    if (own_elements && r.ptr == ptr && r.layout && *r.layout == l) continue;  // each thread its own elements
+    barrier();
+    return;
+  }
+}
+
+GlobalWrites GpuLowering::reads_global(const ir::Block& blk) const {
+  GlobalWrites w;
+  ir::walk(const_cast<ir::Block&>(blk), [&](const ir::Op& o) {
+    if (o.kind == OpKind::load || o.kind == OpKind::atomic_rmw || o.kind == OpKind::atomic_cas)
+      w |= writes_through(o.operand(0));
+  });
+  return w;
+}
+
 void GpuLowering::barrier_before_global_read(const ir::Value* ptr, bool async_proxy) {
-  const GlobalWrites r = writes_through(ptr);
-  // An argument's own memory (noalias) is reached only through it: a read of it meets the writes
-  // through it and those of unknown origin; a read through another argument meets no write to
-  // an argument's own memory; a read of unknown origin meets every write.
-  const bool meets = r.own       ? global_dirty_.unknown || (global_dirty_.own & r.own) != 0
-                     : r.shared ? global_dirty_.unknown || global_dirty_.shared
-                                : global_dirty_.any();
-  if (meets) {
+  if (meets(global_dirty_, writes_through(ptr))) {
     if (async_proxy) target.fence_async_global(S);
     barrier();
     global_dirty_ = {};
@@ -125,7 +154,15 @@ void GpuLowering::lower_memory(const ir::Op& op) {
 
   if (op.kind == OpKind::load || op.kind == OpKind::atomic_rmw || op.kind == OpKind::atomic_cas)
     barrier_before_global_read(op.operand(0));
-  if (op.kind != OpKind::load) note_global_write(op.operand(0));
+  if (op.kind != OpKind::load) {
+    const layout::LinearLayout pl = rank0 ? layout::scalar_layout(plan.num_warps) : operand(op, 0).layout;
+    barrier_before_global_write(op.operand(0), pl);
+    note_global_write(op.operand(0));
+  }
+  {
+    const layout::LinearLayout pl = rank0 ? layout::scalar_layout(plan.num_warps) : operand(op, 0).layout;
+    if (op.kind != OpKind::store) note_global_read(op.operand(0), &pl);
+  }
   switch (op.kind) {
     case OpKind::load: {
       const bool has_mask = op.attrs.ints.at(0) != 0, has_other = op.attrs.ints.at(1) != 0;

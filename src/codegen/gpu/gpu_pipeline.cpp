@@ -88,7 +88,10 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   const int ahead = pl.distance();
   smem_bytes_ = std::max(smem_bytes_, ring_base + ring_bytes);
   barrier_before_write();  // earlier users of these bytes are done
-  for (const auto& l : pl.loads) barrier_before_global_read(l.load->operand(0), l.tma);
+  for (const auto& l : pl.loads) {
+    barrier_before_global_read(l.load->operand(0), l.tma);
+    note_global_read(l.load->operand(0), nullptr);  // copied ahead: any element, any time
+  }
   auto bar = [&](llvm::Value* slot) {
     return smem_abs(B.CreateAdd(B.getInt64(bars_at), B.CreateMul(B.CreateZExt(slot, i64), B.getInt64(8))));
   };
