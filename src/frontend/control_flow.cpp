@@ -12,8 +12,9 @@
 // moves its elements into new objects and destroys the old ones), and a new object may then take
 // a destroyed one's address. So the objects are never read through the pointers kept from before
 // the body; after it they are found again in the registry (LiveSince): one that is gone is not
-// carried or assigned (nobody can observe it). One made in a loop's condition or body is that
-// region's own, like a tile first assigned there: after the region it holds nothing.
+// carried or assigned (nobody can observe it). One made in a loop's condition or body, or in a
+// branch, is that region's own, like a tile first assigned there: after the region it holds
+// nothing.
 #include <algorithm>
 #include <unordered_set>
 
@@ -346,6 +347,7 @@ std::vector<node*> if_then_else(const operand_data& cond, const std::function<st
     b.create(OpKind::yield, else_y, {}, {}, loc);
   }
   for (auto& [t, r] : assigned) slot(t) = op->result(r);
+  since.clear_new();  // objects a branch made (a vector that grew there) are that branch's own
   std::vector<node*> out;
   for (std::size_t i = 0; i < then_rets.size(); ++i) out.push_back(op->result(static_cast<unsigned>(i)));
   return out;

@@ -295,6 +295,30 @@ TEST_CASE("a tile a loop body made, used after the loop, is reported at the use"
   CHECK(thrown);
 }
 
+TEST_CASE("a tile an if_ branch made, used after the if_, is reported at the use") {
+  // the branch's value is defined inside the branch: after the if_ the object holds nothing
+  int used = 0;
+  auto k = tile::kernel("branch_use_after", [&used](tl::ptr<float> x, tl::ptr<float> out, tl::i32 n) {
+    auto offs = tl::arange(0, 16);
+    std::vector<tl::tensor> tiles{tl::load(x + offs)};
+    tl::if_(n > 0, [&] { grow(tiles, tiles.front()); });
+    used = __LINE__; tl::store(out + offs, tiles.back());
+  });
+  auto d = lt2::dev();
+  auto x = d.upload(input());
+  auto out = d.alloc<float>(16);
+  bool thrown = false;
+  try {
+    k[{1}](x, out, 3);
+  } catch (const tile::error& e) {
+    thrown = true;
+    INFO("what(): " << e.what());
+    CHECK(lt2::contains(e.message(), "use of a tensor that was never assigned"));
+    CHECK(e.where().line == static_cast<std::uint32_t>(used));
+  }
+  CHECK(thrown);
+}
+
 TEST_CASE("a carried tile that changes type is reported at its assignment in bodies that destroy objects") {
   int for_line = 0, for_assigned = 0;
   auto in_for = tile::kernel("grow_type_for", [&](tl::ptr<float> x, tl::ptr<float> out, tl::i32 n) {
