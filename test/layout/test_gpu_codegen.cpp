@@ -256,6 +256,18 @@ auto transpose_in_place = tile::kernel("transpose_in_place", [](tl::ptr<float> x
   tl::store(x + c(newaxis, _) * 32 + r(_, newaxis), tl::zeros<float>({32, 32}));
   tl::store(y + r(_, newaxis) * 32 + c(newaxis, _), v);
 });
+// a store whose value is converted to the pointers' layout (through shared memory, at a barrier),
+// then a load of what it wrote: the load still waits for the store (the conversion's barrier
+// came before the store's instructions, not after)
+auto store_converted_then_load = tile::kernel("store_converted_then_load", [](tl::ptr<std::int32_t> a, tl::ptr<std::int32_t> x,
+                                                                              tl::ptr<std::int32_t> out) {
+  using tl::_;
+  using tl::newaxis;
+  auto r = tl::arange(0, 16), c = tl::arange(0, 16);
+  auto v = tl::load(a + r(_, newaxis) + c(newaxis, _) * 16);  // a column-major read
+  tl::store(x + r(_, newaxis) * 16 + c(newaxis, _), v);       // stored row-major: converted
+  tl::store(out + r(_, newaxis) * 16 + c(newaxis, _), tl::load(x + r(_, newaxis) * 16 + c(newaxis, _)) + 1);
+});
 auto scale_in_place = tile::kernel("scale_in_place", [](tl::ptr<float> x) {
   auto p = x + tl::arange(0, 1024);
   tl::store(p, tl::load(p) * 2.0f);  // each thread stores what it loaded
@@ -274,6 +286,16 @@ TEST_CASE("global memory order: a store waits for other threads' loads of the by
     const auto ld = ptx.rfind("ld.global"), bar = ptx.find("bar.sync"), st = ptx.find("st.global");
     CHECK(ld < bar);
     CHECK(bar < st);
+  }
+  SUBCASE("a load after a store whose value was converted: a barrier between them") {
+    auto ia = dev.alloc<std::int32_t>(256), ix = dev.alloc<std::int32_t>(256), io = dev.alloc<std::int32_t>(256);
+    store_converted_then_load[{1}](ia, ix, io, "num_warps"_c = 8);
+    const std::string ptx = d.read("store_converted_then_load", "ptx");
+    INFO(ptx);
+    const auto st = ptx.find("st.global"), ld = ptx.find("ld.global", st);
+    REQUIRE(st != std::string::npos);
+    REQUIRE(ld != std::string::npos);
+    CHECK(ptx.substr(st, ld - st).find("bar.sync") != std::string::npos);
   }
   SUBCASE("the same pointer tile loaded and stored in one layout: no barrier") {
     scale_in_place[{1}](x);

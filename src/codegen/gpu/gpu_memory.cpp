@@ -154,10 +154,18 @@ void GpuLowering::lower_memory(const ir::Op& op) {
 
   if (op.kind == OpKind::load || op.kind == OpKind::atomic_rmw || op.kind == OpKind::atomic_cas)
     barrier_before_global_read(op.operand(0));
+  // the write is noted once its instructions are emitted: the operands' layout conversions before
+  // them may hold barriers, which order only what came before them
+  struct NoteWrite {
+    GpuLowering* L;
+    const ir::Value* ptr;
+    ~NoteWrite() {
+      if (ptr) L->note_global_write(ptr);
+    }
+  } note_write{this, op.kind != OpKind::load ? op.operand(0) : nullptr};
   if (op.kind != OpKind::load) {
     const layout::LinearLayout pl = rank0 ? layout::scalar_layout(plan.num_warps) : operand(op, 0).layout;
     barrier_before_global_write(op.operand(0), pl);
-    note_global_write(op.operand(0));
   }
   {
     const layout::LinearLayout pl = rank0 ? layout::scalar_layout(plan.num_warps) : operand(op, 0).layout;
