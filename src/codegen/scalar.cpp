@@ -111,17 +111,22 @@ llvm::Value* Lowering::convert(llvm::Value* v, const ir::Type& from, const ir::T
 namespace {
 
 llvm::Value* min_max_num_impl(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool is_min) {
-  llvm::Value* xn = b.CreateFCmpUNO(x, x);
-  llvm::Value* yn = b.CreateFCmpUNO(y, y);
-  llvm::Value* lt = is_min ? b.CreateFCmpOLT(x, y) : b.CreateFCmpOGT(x, y);
-  llvm::Value* gt = is_min ? b.CreateFCmpOLT(y, x) : b.CreateFCmpOGT(y, x);
-  // equal (incl. -0 vs +0): min takes the negative one, max the positive one
-  llvm::Value* xneg = b.CreateICmpSLT(b.CreateBitCast(x, b.getIntNTy(x->getType()->getPrimitiveSizeInBits())),
-                                      llvm::ConstantInt::get(b.getIntNTy(x->getType()->getPrimitiveSizeInBits()), 0));
-  llvm::Value* eq = is_min ? b.CreateSelect(xneg, x, y) : b.CreateSelect(xneg, y, x);
-  llvm::Value* r = b.CreateSelect(lt, x, b.CreateSelect(gt, y, eq));
-  r = b.CreateSelect(yn, x, r);
-  return b.CreateSelect(xn, y, r);
+  // IEEE minNum / maxNum with -0 below +0, by comparing the bit patterns as integers in the
+  // floats' total order (a negative float's magnitude bits flipped: -0 is -1, +0 is 0). Not
+  // float comparisons and a select on the sign: with a constant zero operand LLVM folded those
+  // into `x < 0 ? x : 0`, which gives +0 for min(+0, -0) on f16
+  const unsigned w = x->getType()->getPrimitiveSizeInBits();
+  llvm::Type* it = b.getIntNTy(w);
+  auto key = [&](llvm::Value* v) {
+    llvm::Value* i = b.CreateBitCast(v, it);
+    return b.CreateXor(i, b.CreateLShr(b.CreateAShr(i, w - 1), 1));
+  };
+  llvm::Value* kx = key(x);
+  llvm::Value* ky = key(y);
+  llvm::Value* take_x = is_min ? b.CreateICmpSLT(kx, ky) : b.CreateICmpSGT(kx, ky);
+  llvm::Value* r = b.CreateSelect(take_x, x, y);
+  r = b.CreateSelect(b.CreateFCmpUNO(y, y), x, r);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), y, r);
 }
 
 }  // namespace

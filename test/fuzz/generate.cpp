@@ -969,7 +969,11 @@ struct gen {
       itext = lt;
       idx = lin;
     }
-    add(tl::load(p + idx), "tl::load(" + ptext + " + " + itext + ")", {}, false);
+    // (in a loop, a later iteration's first load reads the value an earlier one stored)
+    if (depth > 0)
+      add(tl::load(p + idx), "tl::load(" + ptext + " + " + itext + ")", va.ex, true, inf, va.ex.all() ? 0 : inf);
+    else
+      add(tl::load(p + idx), "tl::load(" + ptext + " + " + itext + ")", {}, false);
     if (s.size() == 2 && r.chance(40)) {
       // through a descriptor of the window as a [rows, cols] tensor, the block at (0, c0): the
       // part past the tensor's edge (rows from n, columns from the block's offset) is not written
