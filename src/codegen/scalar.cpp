@@ -222,6 +222,7 @@ llvm::Value* Lowering::scalar_op(const ir::Op& op, std::span<llvm::Value* const>
       llvm::Value* v = in[0];
       if (at.ptr) v = B.CreatePtrToInt(v, B.getInt64Ty());
       if (rt.ptr) return B.CreateIntToPtr(B.CreateBitCast(v, B.getInt64Ty()), to);
+      if (llvm::Value* t = target.bitcast_fn(*this, v, to)) return t;
       return B.CreateBitCast(v, to);
     }
     case OpKind::select: return B.CreateSelect(in[0], in[1], in[2]);

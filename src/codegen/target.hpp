@@ -86,6 +86,10 @@ class TargetHooks {
                                              std::span<llvm::Value* const> /*y*/) const {
     return {};
   }
+  /// The bits of `v` as type `to` (same width) where LLVM's own bitcast cannot be selected;
+  /// null: LLVM's bitcast. NVPTX: between the 16-bit float types (f16 from bf16's bits: LLVM
+  /// folds i16 -> half after a bfloat into bfloat -> half, which instruction selection rejects).
+  virtual llvm::Value* bitcast_fn(Lowering&, llvm::Value* /*v*/, llvm::Type* /*to*/) const { return nullptr; }
   virtual void emit_fail(Lowering& L, const ir::Op& op, failure kind, llvm::Value* value) const = 0;
 };
 

@@ -305,6 +305,16 @@ std::vector<llvm::Value*> acc_asm(codegen::Lowering& L, const std::string& text,
 void NvptxTarget::fence_async_shared(codegen::Lowering& L) const { void_asm(L, "fence.proxy.async.shared::cta;"); }
 void NvptxTarget::fence_async_global(codegen::Lowering& L) const { void_asm(L, "fence.proxy.async.global;"); }
 
+llvm::Value* NvptxTarget::bitcast_fn(codegen::Lowering& L, llvm::Value* v, llvm::Type* to) const {
+  // 16 bits into a half: through a move LLVM cannot see into (bf16 values live in i16 registers
+  // but may come from a bfloat, and bitcast bfloat -> half has no instruction pattern)
+  if (!to->isHalfTy() || !v->getType()->isIntegerTy(16)) return nullptr;
+  auto* i16 = L.b->getInt16Ty();
+  auto* fty = llvm::FunctionType::get(i16, {i16}, false);
+  llvm::Value* bits = L.b->CreateCall(fty, llvm::InlineAsm::get(fty, "mov.b16 $0, $1;", "=h,h", false), {v});
+  return L.b->CreateBitCast(bits, to);
+}
+
 llvm::Value* NvptxTarget::opaque(codegen::Lowering& L, llvm::Value* v) const {
   const bool wide = v->getType()->isIntegerTy(64);
   auto* fty = llvm::FunctionType::get(v->getType(), {v->getType()}, false);

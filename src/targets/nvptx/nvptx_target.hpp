@@ -43,6 +43,7 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   llvm::Value* float_rem(codegen::Lowering& L, llvm::Value* x, llvm::Value* y) const override;
   /// f32 only: div.full.f32 (Triton's `/`), sqrt.approx.f32 (Triton's tl.sqrt).
   llvm::Value* approx_fn(codegen::Lowering& L, int kind, llvm::Value* x, llvm::Value* y) const override;
+  llvm::Value* bitcast_fn(codegen::Lowering& L, llvm::Value* v, llvm::Type* to) const override;
   /// exp and IEEE division (by a shared divisor) of f32 batches: nvptx_math.cpp.
   std::vector<llvm::Value*> batch_fn(codegen::Lowering& L, int kind, std::span<llvm::Value* const> x,
                                      std::span<llvm::Value* const> y) const override;
