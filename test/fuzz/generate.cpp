@@ -192,6 +192,7 @@ struct gen {
   std::string indent = "  ";
   int next_id = 0;
   int depth = 0;
+  int loop_depth = 0;  // loops around the op being made (an if_ in a loop runs every iteration)
   std::size_t out_used = atomic_slot_bytes;
   std::size_t io_used = 0;
   shape main;  // the program's main 2-D shape
@@ -1147,11 +1148,17 @@ struct gen {
   }
 
   /// Ops in a body, then the carried values reassigned from body values of their dtype and shape.
+  /// Ops in a body, then the carried values reassigned from body values of their dtype and
+  /// shape. In a loop a later iteration sees what the body carried, so a value carried there is
+  /// never made less exact than it was when the body was built (its ops relied on that).
   void body(int ops, const std::vector<int>& carried, bool loop) {
     for (int i = 0; i < ops; ++i) step();
     for (int o : carried) {
       const val& outer = at(o);
-      const int from = find([&](const val& v) { return v.dt == outer.dt && v.sh == outer.sh && v.depth == depth; });
+      const int from = find([&](const val& v) {
+        const bool as_exact = (v.ex.cpu || !outer.ex.cpu) && (v.ex.gpu || !outer.ex.gpu);
+        return v.dt == outer.dt && v.sh == outer.sh && v.depth == depth && (!loop || as_exact);
+      });
       if (from >= 0) reassign(vals[static_cast<std::size_t>(o)], at(from), loop);
     }
   }
@@ -1169,7 +1176,8 @@ struct gen {
       const int o = r.below(static_cast<int>(outer_count));
       if (std::find(carried.begin(), carried.end(), o) == carried.end()) carried.push_back(o);
     }
-    if (kind <= 2)
+    const bool repeats = kind <= 2 || loop_depth > 0;  // the body may run more than once
+    if (repeats)
       for (int o : carried) {
         at(o).mag = inf;
         if (!at(o).ex.all()) at(o).err = inf;
@@ -1184,7 +1192,9 @@ struct gen {
         ++depth;
         indent += "  ";
         add(iv, "i" + std::to_string(depth - 1), {}, false, 8);
+        ++loop_depth;
         body(ops, carried, true);
+        --loop_depth;
         vals.resize(outer_count);
         indent = saved;
         --depth;
@@ -1205,7 +1215,9 @@ struct gen {
                  [&] {
                    ++depth;
                    indent += "  ";
+                   ++loop_depth;
                    body(ops, carried, true);
+                   --loop_depth;
                    cnt = cnt + 1;
                    line(cname + " = " + cname + " + 1;");
                    vals.resize(outer_count);
@@ -1242,7 +1254,7 @@ struct gen {
     auto branch = [&] {
       ++depth;
       indent += "  ";
-      body(ops, carried, false);
+      body(ops, carried, repeats);
       vals.resize(outer_count);
       indent = saved;
       --depth;
