@@ -157,11 +157,13 @@ class GpuLowering {
   /// region's reads).
   void note_global_read(const ir::Value* ptr, const layout::LinearLayout* layout);
   void barrier_before_global_write(const ir::Value* ptr, const layout::LinearLayout& layout);
-  GlobalWrites reads_global(const ir::Block& b) const;
+  GlobalWrites reads_global(const ir::Block& b) const { return accesses_global(b, true); }
   /// `async_proxy`: the read is the TMA's (the async proxy), so the writes it meets are fenced
   /// for it (fence.proxy.async.global) before the barrier.
   void barrier_before_global_read(const ir::Value* ptr, bool async_proxy = false);
-  GlobalWrites writes_global(const ir::Block& b) const;
+  GlobalWrites writes_global(const ir::Block& b) const { return accesses_global(b, false); }
+  /// Where the loads (`reads`) or the stores of a region reach, atomics counted as both.
+  GlobalWrites accesses_global(const ir::Block& b, bool reads) const;
   /// Registers of `l` that axis info proves hold equal values of `v` come in aligned runs of
   /// this many (constancy along the registers' leading axis); 1 when nothing is proven.
   /// Elementwise ops compute one value per run.

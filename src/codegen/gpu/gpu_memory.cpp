@@ -58,15 +58,6 @@ void GpuLowering::barrier_before_global_write(const ir::Value* ptr, const layout
   }
 }
 
-GlobalWrites GpuLowering::reads_global(const ir::Block& blk) const {
-  GlobalWrites w;
-  ir::walk(const_cast<ir::Block&>(blk), [&](const ir::Op& o) {
-    if (o.kind == OpKind::load || o.kind == OpKind::atomic_rmw || o.kind == OpKind::atomic_cas)
-      w |= writes_through(o.operand(0));
-  });
-  return w;
-}
-
 void GpuLowering::barrier_before_global_read(const ir::Value* ptr, bool async_proxy) {
   if (meets(global_dirty_, writes_through(ptr))) {
     if (async_proxy) target.fence_async_global(S);
@@ -75,11 +66,11 @@ void GpuLowering::barrier_before_global_read(const ir::Value* ptr, bool async_pr
   }
 }
 
-GlobalWrites GpuLowering::writes_global(const ir::Block& blk) const {
+GlobalWrites GpuLowering::accesses_global(const ir::Block& blk, bool reads) const {
   GlobalWrites w;
   ir::walk(const_cast<ir::Block&>(blk), [&](const ir::Op& o) {
-    if (o.kind == OpKind::store || o.kind == OpKind::atomic_rmw || o.kind == OpKind::atomic_cas)
-      w |= writes_through(o.operand(0));
+    const bool atomic = o.kind == OpKind::atomic_rmw || o.kind == OpKind::atomic_cas;  // both
+    if (atomic || o.kind == (reads ? OpKind::load : OpKind::store)) w |= writes_through(o.operand(0));
   });
   return w;
 }
