@@ -145,23 +145,19 @@ void GpuLowering::lower_memory(const ir::Op& op) {
 
   if (op.kind == OpKind::load || op.kind == OpKind::atomic_rmw || op.kind == OpKind::atomic_cas)
     barrier_before_global_read(op.operand(0));
-  // the write is noted once its instructions are emitted: the operands' layout conversions before
-  // them may hold barriers, which order only what came before them
-  struct NoteWrite {
+  const layout::LinearLayout pointers = rank0 ? layout::scalar_layout(plan.num_warps) : operand(op, 0).layout;
+  if (op.kind != OpKind::load) barrier_before_global_write(op.operand(0), pointers);
+  // the access is noted once its instructions are emitted: the operands' layout conversions
+  // before them may hold barriers, which order only what came before them
+  struct NoteAccess {
     GpuLowering* L;
-    const ir::Value* ptr;
-    ~NoteWrite() {
-      if (ptr) L->note_global_write(ptr);
+    const ir::Op& op;
+    const layout::LinearLayout& pointers;
+    ~NoteAccess() {
+      if (op.kind != OpKind::store) L->note_global_read(op.operand(0), &pointers);
+      if (op.kind != OpKind::load) L->note_global_write(op.operand(0));
     }
-  } note_write{this, op.kind != OpKind::load ? op.operand(0) : nullptr};
-  if (op.kind != OpKind::load) {
-    const layout::LinearLayout pl = rank0 ? layout::scalar_layout(plan.num_warps) : operand(op, 0).layout;
-    barrier_before_global_write(op.operand(0), pl);
-  }
-  {
-    const layout::LinearLayout pl = rank0 ? layout::scalar_layout(plan.num_warps) : operand(op, 0).layout;
-    if (op.kind != OpKind::store) note_global_read(op.operand(0), &pl);
-  }
+  } note_access{this, op, pointers};
   switch (op.kind) {
     case OpKind::load: {
       const bool has_mask = op.attrs.ints.at(0) != 0, has_other = op.attrs.ints.at(1) != 0;
