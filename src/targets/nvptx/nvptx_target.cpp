@@ -309,18 +309,16 @@ llvm::Value* NvptxTarget::bitcast_fn(codegen::Lowering& L, llvm::Value* v, llvm:
   // 16 bits into a half: through a move LLVM cannot see into (bf16 values live in i16 registers
   // but may come from a bfloat, and bitcast bfloat -> half has no instruction pattern)
   if (!to->isHalfTy() || !v->getType()->isIntegerTy(16)) return nullptr;
-  auto* i16 = L.b->getInt16Ty();
-  auto* fty = llvm::FunctionType::get(i16, {i16}, false);
-  llvm::Value* bits = L.b->CreateCall(fty, llvm::InlineAsm::get(fty, "mov.b16 $0, $1;", "=h,h", false), {v});
-  return L.b->CreateBitCast(bits, to);
+  return L.b->CreateBitCast(opaque(L, v), to);
 }
 
 llvm::Value* NvptxTarget::opaque(codegen::Lowering& L, llvm::Value* v) const {
-  const bool wide = v->getType()->isIntegerTy(64);
+  const unsigned bits = v->getType()->getIntegerBitWidth();  // 16, 32 or 64
+  const char* text = bits == 64 ? "mov.b64 $0, $1;" : bits == 16 ? "mov.b16 $0, $1;" : "mov.b32 $0, $1;";
+  const char* cons = bits == 64 ? "=l,l" : bits == 16 ? "=h,h" : "=r,r";
   auto* fty = llvm::FunctionType::get(v->getType(), {v->getType()}, false);
   // pure (no side effects): LLVM may still hoist or share it, ptxas removes the move
-  return L.b->CreateCall(fty, llvm::InlineAsm::get(fty, wide ? "mov.b64 $0, $1;" : "mov.b32 $0, $1;",
-                                                   wide ? "=l,l" : "=r,r", false), {v});
+  return L.b->CreateCall(fty, llvm::InlineAsm::get(fty, text, cons, false), {v});
 }
 void NvptxTarget::wgmma_fence(codegen::Lowering& L) const { void_asm(L, "wgmma.fence.sync.aligned;"); }
 void NvptxTarget::wgmma_commit(codegen::Lowering& L) const { void_asm(L, "wgmma.commit_group.sync.aligned;"); }
