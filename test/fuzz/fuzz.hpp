@@ -67,6 +67,7 @@ struct config {
   int k = 0;          // the kernel argument k: loop trip counts
   int num_warps = 4;
   bool fp_fusion = false;
+  bool probe = false;  // also store every value where it is made (a slot each), for diagnosis
 };
 config choose(std::uint64_t seed);
 

@@ -195,6 +195,7 @@ struct gen {
   int loop_depth = 0;  // loops around the op being made (an if_ in a loop runs every iteration)
   std::size_t out_used = atomic_slot_bytes;
   std::size_t io_used = 0;
+  std::size_t probe_low = out_bytes;  // --probe's stores: from the end of out down to here
   shape main;  // the program's main 2-D shape
   int ops_left = 0;
 
@@ -229,6 +230,7 @@ struct gen {
     line("tl::tensor " + v.name + " = " + expr + ";");
     ++prog.ops;
     vals.push_back(v);
+    if (cfg.probe) probe(vals.back());
     return vals.back();
   }
 
@@ -1096,7 +1098,7 @@ struct gen {
     const std::int64_t sz = tile::size_of(v.dt);
     const std::size_t off = (out_used + 15) / 16 * 16;
     const std::size_t bytes = static_cast<std::size_t>(count * sz) * max_programs;
-    if (off + bytes > out_bytes) return;
+    if (off + bytes > probe_low) return;
     out_used = off + bytes;
     with_type(v.dt, [&]<class T>(std::type_identity<T>) {
       tl::tensor p = tl::pointer_cast<T>(out + static_cast<std::int64_t>(off)) + pid * count;
@@ -1123,6 +1125,32 @@ struct gen {
       }
     });
     prog.slots.push_back({v.name + " stored to out", false, v.dt, off, static_cast<std::size_t>(count), static_cast<std::size_t>(count * sz), v.ex, v.err});
+  }
+
+  /// --probe: store `v` where it is made, row-major, drawing nothing from the generator (the
+  /// program is the seed's own plus these stores). A value made in a loop keeps its last
+  /// iteration's; a branch not taken leaves its slot untouched.
+  void probe(const val& v) {
+    const std::int64_t count = std::max<std::int64_t>(1, numel(v.sh));
+    const std::int64_t sz = tile::size_of(v.dt);
+    const std::size_t bytes = static_cast<std::size_t>(count * sz) * max_programs;
+    if (bytes > probe_low) return;
+    const std::size_t off = (probe_low - bytes) / 16 * 16;  // from the end of out down
+    if (off < out_used) return;
+    probe_low = off;
+    with_type(v.dt, [&]<class T>(std::type_identity<T>) {
+      tl::tensor p = tl::pointer_cast<T>(out + static_cast<std::int64_t>(off)) + pid * count;
+      const std::string ptext = "tl::pointer_cast<" + tag(v.dt) + "::element_type>(out + " + std::to_string(off) + ") + pid * " + std::to_string(count);
+      if (v.sh.empty()) {
+        tl::store(p, *v.t);
+        line("tl::store(" + ptext + ", " + v.name + ");  // probe");
+      } else {
+        auto [lt, lin] = linear(v.sh);
+        tl::store(p + lin, *v.t);
+        line("tl::store(" + ptext + " + " + lt + ", " + v.name + ");  // probe");
+      }
+    });
+    prog.slots.push_back({v.name + " (probe)", false, v.dt, off, static_cast<std::size_t>(count), static_cast<std::size_t>(count * sz), v.ex, v.err});
   }
 
   // ---- control flow -------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // test/fuzz/main.cpp — the random-program differential tester's command line (fuzz.hpp).
 //
 //   test_fuzz [--seeds FIRST:COUNT] [--minutes M] [--jobs J] [--backends cpu,cuda,null] [--print SEED]
-//             [--self-test]
+//             [--probe] [--self-test]
 //
 // Runs the programs of seeds FIRST … FIRST+COUNT-1 (default 0:300), or from FIRST for M minutes,
 // on the interpreter and on each named backend (default: cpu), and compares every backend's
@@ -9,7 +9,9 @@
 // program, and with what message: with TILE_PTXAS_CHECK or ptxas present, GPU code checked
 // without a GPU). A difference prints the seed, the launch, the differing
 // elements and the program as C++; the exit status is 1 if there was one. --print SEED prints a
-// seed's program and launch without running it anywhere but the interpreter. --jobs J runs J
+// seed's program and launch without running it anywhere but the interpreter. --probe adds a store
+// of every value where it is made (each its own slot), so a difference names the first value
+// that differs; the program is otherwise the seed's own. --jobs J runs J
 // processes, process j taking every J-th seed from FIRST + j (their output in order, one summary). --self-test checks
 // that the comparison catches one flipped bit. A named backend that is not present is skipped
 // (exit status 77, meson's "skipped"). Compile caches are off (TILE_CACHE=0) unless set.
@@ -33,7 +35,7 @@ std::string describe(const fuzz::config& c) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: test_fuzz [--seeds FIRST:COUNT] [--minutes M] [--jobs J] [--backends cpu,cuda,null] [--print SEED] [--self-test]\n");
+  std::fprintf(stderr, "usage: test_fuzz [--seeds FIRST:COUNT] [--minutes M] [--jobs J] [--backends cpu,cuda,null] [--print SEED] [--probe] [--self-test]\n");
   return 2;
 }
 
@@ -71,7 +73,7 @@ int main(int argc, char** argv) {
   std::uint64_t first = 0, count = 300;
   double minutes = 0;
   std::string backends = "cpu";
-  bool print_only = false, self = false;
+  bool print_only = false, self = false, probe = false;
   int jobs = 1;
   std::uint64_t print_seed = 0;
   for (int i = 1; i < argc; ++i) {
@@ -91,6 +93,8 @@ int main(int argc, char** argv) {
       print_seed = std::stoull(argv[++i]);
     } else if (a == "--jobs" && has) {
       jobs = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--probe") {
+      probe = true;
     } else if (a == "--self-test") {
       self = true;
     } else {
@@ -149,7 +153,8 @@ int main(int argc, char** argv) {
 child:
   const tile::device interp = tile::device::get("interpreter");
   if (print_only) {
-    const fuzz::config cfg = fuzz::choose(print_seed);
+    fuzz::config cfg = fuzz::choose(print_seed);
+    cfg.probe = probe;
     fuzz::program prog;
     auto res = fuzz::run({interp}, cfg, prog);
     std::printf("// %s\n%s", describe(cfg).c_str(), prog.cpp.c_str());
@@ -179,7 +184,8 @@ child:
   for (std::uint64_t i = 0;; ++i) {
     const std::uint64_t seed = first + i * stride;
     if (minutes > 0 ? elapsed_min() >= minutes : i >= count) break;
-    const fuzz::config cfg = fuzz::choose(seed);
+    fuzz::config cfg = fuzz::choose(seed);
+    cfg.probe = probe;
     fuzz::program prog;
     std::vector<fuzz::result> res;
     ++ran;
