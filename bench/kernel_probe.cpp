@@ -3,13 +3,14 @@
 // backend present (TILE_BACKEND picks another, e.g. null with TILE_TARGET=sm_90a to get the PTX
 // without a GPU). With no arguments it launches softmax once at N = 1024 (run-all runs every
 // bench executable: this one then only shows that it works).
-//   kernel_probe [softmax|softmax_fast|layer_norm|layer_norm_row|add] [N] [num_warps (0: default)] [launches]
+//   kernel_probe [softmax|softmax_fast|softmax_variants|layer_norm|layer_norm_row|add] [N] [num_warps (0: default)] [launches]
 // softmax: 4096 × N f32, BLOCK = next_pow2(N) (softmax_fast: with Triton's numerics);
 // layer_norm: 4096 × N f16, BLOCK = next_pow2(N) (layer_norm_row: the row loaded once);
 // add: N f32 elements, BLOCK 1024. num_warps defaults to the benches' choice for the shape.
 // With TILE_TRITON_KERNELS (bench/triton/_export_kernels.py) on the cuda backend, softmax and
 // layer_norm then launch Triton's compiled twin as often: `ncu -k regex:softmax` profiles both.
 // Their inputs are spread values, not zeros (zeros take division's slow path).
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -107,6 +108,25 @@ using tk = bench::gpu::triton_kernel;
 
 /// n values spread over [lo, hi): never zeros, which take other paths (a zero sum sends IEEE
 /// division to its slow path: ncu's instruction counts of such a probe would mislead).
+// softmax_variants: the bench's softmax with its exp and division swapped one at a time for
+// Triton's (tl::fast_exp, tl::fast_div) or for diagnosis-only forms (a reciprocal multiply; no exp
+// at all), each timed against Triton's kernel in alternating rounds: what the gap at small N goes to.
+enum sm_variant { sm_exact, sm_fast_exp, sm_fast_div, sm_fast_both, sm_recip_mul, sm_no_exp };
+auto make_sm_variant(sm_variant v) {
+  return tile::kernel("softmax_v", [v](tl::ptr<float> out, tl::ptr<float> in, tl::i32 stride, tl::i32 n_cols,
+                                       tl::constexpr_<"BLOCK"> BLOCK) {
+    auto row = tl::program_id(0);
+    auto cols = tl::arange(0, BLOCK);
+    auto mask = cols < n_cols;
+    auto x = tl::load(in + row * stride + cols, mask, -tl::inf<float>());
+    auto shifted = x - tl::max(x, 0);
+    auto num = v == sm_fast_exp || v == sm_fast_both ? tl::fast_exp(shifted) : v == sm_no_exp ? shifted : tl::exp(shifted);
+    auto den = tl::sum(num, 0);
+    auto y = v == sm_fast_div || v == sm_fast_both ? tl::fast_div(num, den) : v == sm_recip_mul ? num * (1.0f / den) : num / den;
+    tl::store(out + row * stride + cols, y, mask);
+  });
+}
+
 template <class T>
 std::vector<T> values(std::size_t n, float lo, float hi) {
   std::vector<T> v(n);
@@ -135,7 +155,7 @@ int main(int argc, char** argv) {
     const std::int64_t block = next_pow2(n), M = 4096;
     auto dev = tile::device::best();
     int warps = 4;
-    if (what == "softmax" || what == "softmax_fast") warps = block >= 4096 ? 16 : block >= 2048 ? 8 : 4;
+    if (what.rfind("softmax", 0) == 0) warps = block >= 4096 ? 16 : block >= 2048 ? 8 : 4;
     if (what.rfind("layer_norm", 0) == 0) warps = static_cast<int>(std::min<std::int64_t>(std::max<std::int64_t>(block / 256, 1), 8));
     if (argc > 3 && std::stoi(argv[3]) > 0) warps = std::stoi(argv[3]);  // 0: the default
     if (what == "softmax" || what == "softmax_fast") {
@@ -163,6 +183,31 @@ int main(int argc, char** argv) {
         for (int i = 0; i < launches; ++i)
           t->launch(std::uint32_t(M), {tk::arg(x), tk::arg(y), tk::arg(w), tk::arg(b), tk::arg(mean), tk::arg(rstd),
                                        tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(1e-5f)});
+    } else if (what == "softmax_variants") {
+      auto x = dev.upload(values<float>(std::size_t(M * n), -4, 4)), y = dev.alloc<float>(std::size_t(M * n));
+      auto timer = tile::testing::make_timer(dev);
+      const char* names[] = {"exact (tile)", "fast_exp", "fast_div", "fast_exp + fast_div", "x * (1 / den)", "no exp", "Triton"};
+      auto twin = triton_twin(dev, "softmax-" + std::to_string(n));
+      std::vector<std::function<void()>> runs;
+      std::vector<decltype(make_sm_variant(sm_exact))> ks;
+      for (int i = 0; i < 6; ++i) ks.push_back(make_sm_variant(static_cast<sm_variant>(i)));
+      for (int i = 0; i < 6; ++i)
+        runs.push_back([&, i] { ks[std::size_t(i)][{std::uint32_t(M)}](y, x, std::int32_t(n), std::int32_t(n), "BLOCK"_c = block, "num_warps"_c = warps); });
+      if (twin)
+        runs.push_back([&] { twin->launch(std::uint32_t(M), {tk::arg(y), tk::arg(x), tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n)), tk::arg(std::int32_t(n))}); });
+      const int rounds = launches > 1 ? launches : 9;
+      std::vector<std::vector<double>> ratio(runs.size());
+      for (auto& r : runs) r();  // compile
+      for (int rep = 0; rep < rounds; ++rep) {
+        std::vector<double> ms;
+        for (auto& r : runs) ms.push_back(tile::testing::do_bench(r, 25, 100, {}, timer.get()).median_ms);
+        for (std::size_t i = 0; i < runs.size(); ++i) ratio[i].push_back(twin ? ms.back() / ms[i] : ms[0] / ms[i]);
+      }
+      for (std::size_t i = 0; i < runs.size(); ++i) {
+        std::sort(ratio[i].begin(), ratio[i].end());
+        std::printf("softmax N=%lld w%d %-22s speed / %s: median %.3f (%.3f ... %.3f) over %d rounds\n", static_cast<long long>(n), warps,
+                    names[i], twin ? "Triton" : "exact", ratio[i][ratio[i].size() / 2], ratio[i].front(), ratio[i].back(), rounds);
+      }
     } else if (what == "layer_norm_variants") {
       auto x = dev.alloc<tile::half>(std::size_t(M * n)), y = dev.alloc<tile::half>(std::size_t(M * n));
       auto w = dev.alloc<tile::half>(std::size_t(n)), b = dev.alloc<tile::half>(std::size_t(n));

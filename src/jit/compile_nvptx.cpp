@@ -31,6 +31,7 @@
 #include "transforms/pipeline.hpp"
 #include "support/env.hpp"
 #include "targets/nvptx/nvptx_target.hpp"
+#include "targets/nvptx/nvptx_int_abs.hpp"
 
 namespace tile::jit {
 namespace {
@@ -268,6 +269,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
   timer.lap("lower to LLVM");
   auto tm = targets::nvptx::make_target_machine(a);
   optimize(*m, *tm);
+  targets::nvptx::expand_integer_abs(*m);
   timer.lap("LLVM O3");
   k->ptx = emit(*m, *tm, emit_kind::assembly);
   timer.lap("PTX");

@@ -190,6 +190,30 @@ TEST_CASE_TEMPLATE("unary: neg, ~, !, abs on integers (wraparound)", T, std::int
   check_equal_in(map1<bool, T>(x, [](tl::tensor v) { return !v; }), lnot, x, "!x");
   check_equal_in(map1<T, T>(x, [](tl::tensor v) { return tl::abs(v); }), ab, x, "abs(x)");
   check_equal_in(map1<T, T>(x, [](tl::tensor v) { return +v; }), x, x, "+x");
+  if constexpr (std::is_signed_v<T>) {
+    // abs(MIN) = MIN stays negative through what reads its sign: compares, shifts, conversions
+    // (ptxas takes PTX's abs.sN as never negative and folds `abs(MIN) < 0` to false)
+    using L = std::numeric_limits<T>;
+    hvec<T> m{L::min(), T(-5), T(0), T(7), static_cast<T>(L::min() + 1), L::min()};
+    std::vector<std::uint8_t> lt0;
+    std::vector<T> sign;
+    std::vector<float> f;
+    std::vector<half> h;
+    for (T v : m) {
+      const T a = v < 0 ? static_cast<T>(std::uint64_t{0} - static_cast<std::uint64_t>(v)) : v;
+      lt0.push_back(a < 0);
+      sign.push_back(static_cast<T>(a >> (8 * sizeof(T) - 1)));
+      f.push_back(static_cast<float>(a));
+      h.push_back(half(static_cast<float>(a)));
+    }
+    constexpr int top = 8 * sizeof(T) - 1;
+    check_equal_in(map1<bool, T>(m, [](tl::tensor v) { return tl::abs(v) < 0; }), lt0, m, "abs(x) < 0");
+    check_equal_in(map1<T, T>(m, [](tl::tensor v) { return tl::abs(v) >> top; }), sign, m, "abs(x) >> (bits - 1)");
+    check_equal_in(map1<float, T>(m, [](tl::tensor v) { return tl::cast<float>(tl::abs(v)); }), f, m, "f32(abs(x))");
+    check_equal_in(map1<half, T>(m, [](tl::tensor v) { return tl::cast<half>(tl::abs(v)); }), h, m, "f16(abs(x))");
+    check_equal_in(map1<bool, T>(m, [](tl::tensor v) { return tl::where(v < 0, -v, v) < 0; }), lt0, m,
+                   "where(x < 0, -x, x) < 0");
+  }
 }
 
 TEST_CASE("unary: !, ~ on i1 and ! on floats") {
