@@ -4,8 +4,8 @@
 // What counts: the function's name, its arguments' types and ArgInfo (name, divisibility, noalias, nonneg), and
 // for every op in order its kind, operands (as value numbers, numbered like the printer does),
 // result types, attrs (ints, the bits of f, str) and regions (argument types, then ops). What does
-// not: source locations, so one kernel traced from two call sites hashes equal. An assert's
-// message embeds the user's file:line in attrs.str; it is an attr and counts like any other.
+// not: source locations, so one kernel traced from two call sites hashes equal.
+// failure_location_hash adds them back for the ops whose location compiled code may embed.
 //
 // The byte stream is hashed with 64-bit FNV-1a and finished with the murmur3 fmix64 avalanche,
 // so that nearby inputs spread over all 64 bits. Every variable-length list is prefixed by its
@@ -113,8 +113,26 @@ class StructuralHash {
   }
 };
 
+void failure_locations(const Block& b, Hasher& h) {
+  for (auto& op : b.ops) {
+    if (op->kind == OpKind::assert_ || op->kind == OpKind::for_) {
+      h.str(op->loc.file ? op->loc.file : "");
+      h.u64(op->loc.line);
+      h.u64(op->loc.column);
+    }
+    for (auto& r : op->regions) failure_locations(*r, h);
+  }
+}
+
 }  // namespace
 
 std::uint64_t structural_hash(const Function& f) { return StructuralHash().run(f); }
+
+std::uint64_t failure_location_hash(const Function& f) {
+  Hasher h;
+  h.str("failure locations");
+  failure_locations(f.body, h);
+  return h.finish();
+}
 
 }  // namespace tile::ir

@@ -202,8 +202,13 @@ std::string print(const Function& f, bool with_locations, std::function<std::str
 /// Verify structural and type invariants; throws tile::error naming the offending op's source
 /// location and the broken rule. `stage` names the pass that ran last (for messages).
 void verify(const Function& f, std::string_view stage = "trace");
-/// A 64-bit structural hash: equal for functions that print equally without locations (except
-/// that assert messages, which carry the user's location, count).
+/// A 64-bit structural hash: equal for functions that print equally without locations.
 std::uint64_t structural_hash(const Function& f);
+/// A hash of the source locations (file, line, column) of the ops whose run-time failure
+/// compiled code reports by location: device_assert and for_range's step check. A backend whose
+/// code embeds them (NVPTX: __assertfail's file and line, the step message) adds it to its cache
+/// key, so that a kernel whose assert moved to another line is compiled again; one that reports
+/// failures by a site id resolved against the current IR (the CPU backend) needs none.
+std::uint64_t failure_location_hash(const Function& f);
 
 }  // namespace tile::ir

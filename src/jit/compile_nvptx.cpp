@@ -87,7 +87,8 @@ std::string entry_name(const std::string& kernel) {
 
 cache_key key_for(const ir::Function& fn, const targets::nvptx::arch& a) {
   cache_key key;
-  key.ir_hash = ir::structural_hash(fn);
+  // the PTX embeds the file and line of asserts and step checks (emit_fail): they are part of the code
+  key.ir_hash = ir::structural_hash(fn) ^ (ir::failure_location_hash(fn) * 0x9e3779b97f4a7c15ull);
   key.target = "nvptx-" + a.name();
   key.options = std::string(kOptions) + ";w" + std::to_string(fn.num_warps) + ";s" + std::to_string(fn.num_stages) +
                 (fn.fp_fusion ? "" : ";nofma");

@@ -65,6 +65,21 @@ TEST_CASE("hash: locations do not count (same kernel traced from two call sites)
   CHECK(structural_hash(*f) == H({}));
 }
 
+TEST_CASE("hash: the failure locations are the assert's and loops' file, line and column, and nothing else") {
+  const auto F = [](const Variant& v) { return failure_location_hash(*build(v)); };
+  Variant moved;
+  moved.loc_shift = 1;  // every op moves, the assert (line 9) among them
+  CHECK(F(moved) != F({}));
+  Variant elsewhere;
+  elsewhere.file = "/elsewhere/other.cpp";
+  CHECK(F(elsewhere) != F({}));
+  auto f = build({});
+  CHECK(failure_location_hash(*clone(*f)) == F({}));
+  (*std::next(f->body.ops.begin(), 2))->loc = L(40, "/home/user/kernels/kern.cpp");  // the sub: reports nothing
+  CHECK(failure_location_hash(*f) == F({}));
+  CHECK(structural_hash(*f) == H({}));
+}
+
 TEST_CASE("hash: any structural change changes it") {
   std::uint64_t base = H({});
   Variant c;

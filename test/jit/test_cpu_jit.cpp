@@ -630,6 +630,59 @@ TEST_CASE("cpu: the disk cache across processes" * needs_cpu_and_child) {
   }
 }
 
+/// `cache_child assert a|b BACKEND` with the shared cache directory `cache`.
+child_result run_moved_assert(const std::string& child, const fs::path& cache, const fs::path& scratch, const char* which,
+                              const char* backend, const std::string& extra_env = "") {
+  return run_child(child + "' assert " + which + " '" + backend, "TILE_CACHE_DIR='" + cache.string() + "' " + extra_env, scratch);
+}
+
+TEST_CASE("a device_assert moved to another line reports its new line through a warm disk cache" * needs_cpu_and_child) {
+  const std::string child = std::getenv("TILE_CACHE_CHILD");
+  temp_dir scratch, root;
+  const fs::path cache = root.path / "cache";
+  SUBCASE("NVPTX code embeds the line: the moved assert misses the cache, the unmoved one hits") {
+    const std::string sm90 = "TILE_TARGET=sm_90a";
+    auto a = run_moved_assert(child, cache, scratch.path, "a", "null", sm90);
+    INFO("a: " << describe(a));
+    REQUIRE(a.rc == 0);
+    CHECK(a.compiled == 1);
+    auto b = run_moved_assert(child, cache, scratch.path, "b", "null", sm90);
+    INFO("b: " << describe(b));
+    REQUIRE(b.rc == 0);
+    CHECK(field(b.out, "line") == field(a.out, "line") + 3);
+    CHECK(b.compiled == 1);  // the assert's line is part of the key
+    CHECK(b.disk_hits == 0);
+    auto again = run_moved_assert(child, cache, scratch.path, "a", "null", sm90);
+    INFO("a again: " << describe(again));
+    CHECK(again.compiled == 0);
+    CHECK(again.disk_hits == 1);
+  }
+  SUBCASE("the CPU backend reports a site id resolved against the current trace: one entry, both lines right") {
+    auto a = run_moved_assert(child, cache, scratch.path, "a", "cpu");
+    INFO("a: " << describe(a));
+    REQUIRE(a.rc == 0);
+    CHECK(contains(a.err, "cache_child.cpp:" + std::to_string(field(a.out, "line")) + ":"));
+    auto b = run_moved_assert(child, cache, scratch.path, "b", "cpu");
+    INFO("b: " << describe(b));
+    REQUIRE(b.rc == 0);
+    CHECK(b.disk_hits == 1);
+    CHECK(contains(b.err, "cache_child.cpp:" + std::to_string(field(b.out, "line")) + ":"));
+  }
+  SUBCASE("on an NVIDIA GPU the printed assert names the new line") {
+    if (!tiletest::backend_missing("cuda").empty()) {
+      MESSAGE("skipped here: " << tiletest::backend_missing("cuda"));
+      return;
+    }
+    for (const char* which : {"a", "b", "a"}) {
+      auto r = run_moved_assert(child, cache, scratch.path, which, "cuda");
+      INFO(which << ": " << describe(r));
+      REQUIRE(r.rc == 0);
+      const std::string line = std::to_string(field(r.out, "line"));
+      CHECK(contains(r.out + r.err, "cache_child.cpp:" + line));
+    }
+  }
+}
+
 // ---- 3. many threads, one new kernel -----------------------------------------------------------
 
 TEST_CASE("cpu: 16 threads launching a new kernel at once compile it once" * tiletest::needs_cpu) {
