@@ -1,9 +1,9 @@
 // src/jit/compile_nvptx.hpp — layer: jit. The NVIDIA compile pipeline:
 //   tile IR -> layouts (src/layout) -> LLVM IR (codegen/gpu + the nvptx target) -> O3 -> PTX
-// with the memory and disk caches in front (the key holds the arch and num_warps), and the
-// TILE_DUMP_DIR artifacts (.tir, .ll, .ptx). Loading PTX on a device (driver JIT, cubin cached on
+// with the compile cache in front (jit/compile_cache.hpp; the key holds the arch and num_warps),
+// and the TILE_DUMP_DIR artifacts (.tir, .ll, .ptx). Loading PTX on a device (cubin cached on
 // disk) is compile_cuda's (compile_cuda.cpp); compile-only (TILE_BACKEND=null) stops at PTX (and
-// ptxas where present).
+// ptxas where present: ptxas.cpp).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,8 @@
 #include "drivers/cuda/cuda_driver.hpp"
 #include "drivers/driver.hpp"
 #include "ir/ir.hpp"
+#include "jit/artifact.hpp"
+#include "jit/disk_cache.hpp"
 #include "jit/occupancy.hpp"
 #include "targets/nvptx/nvptx_arch.hpp"
 
@@ -35,7 +37,17 @@ struct ptx_kernel {
   std::vector<drivers::tensor_map_spec> tensor_maps;  // hidden parameters the launch encodes (TMA)
   targets::nvptx::lowering_options options;            // what it was lowered with
   int widest_exp_batch = 0;        // the largest exp batch in its code (0: none; lowering_options)
+  std::vector<std::string> params;  // the runtime arguments' types
 };
+
+/// "tile_<kernel name reduced to [A-Za-z0-9_]>": the entry symbol, readable in profilers.
+std::string entry_name(const std::string& kernel);
+/// The compile cache key of `fn`'s PTX for `a` (a cubin's adds the device and driver).
+cache_key ptx_key(const ir::Function& fn, const targets::nvptx::arch& a);
+/// `k` as an artifact of `kind` with `code` (its PTX, or the cubin assembled from it), and back
+/// (the PTX text only from a "ptx" artifact).
+artifact to_artifact(const ptx_kernel& k, std::string kind, std::string code);
+std::shared_ptr<ptx_kernel> from_artifact(const artifact& a);
 
 /// Compiles `fn` for `a` (through the caches; a dump or TILE_TIME_PASSES bypasses lookups).
 /// Throws tile::error naming the op and the user's file:line for what cannot be lowered.

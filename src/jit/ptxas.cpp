@@ -1,5 +1,6 @@
 // src/jit/ptxas.cpp — layer: jit. See ptxas.hpp.
 #include "jit/ptxas.hpp"
+#include "jit/pick_variant.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -211,27 +212,35 @@ bool assemble(const ptx_kernel& k, ptxas_usage* usage) {
 }
 
 std::unique_ptr<drivers::module> compile_null(const ir::Function& fn, const targets::nvptx::arch& a) {
-  std::shared_ptr<const ptx_kernel> k = compile_ptx(fn, a);  // writes .tir, .layouts, .ll, .ptx when dumping
-  ptxas_usage usage;
-  const bool assembled = assemble(*k, &usage);
-  const sm_limits sm = sm_limits_of(a.sm);
-  const auto use = [](const ptx_kernel& p, const ptxas_usage& u) {
-    return block_use{.threads = 32 * p.num_warps, .registers = u.registers, .shared_bytes = p.shared_bytes};
+  // the occupancy retry (jit/pick_variant.hpp) on the registers ptxas reports, where it is present
+  struct build {
+    std::shared_ptr<const ptx_kernel> k;  // writes .tir, .layouts, .ll, .ptx when dumping
+    bool assembled = false;
+    ptxas_usage usage;
   };
-  if (assembled && usage.registers >= 0 && env::enabled("TILE_OCCUPANCY_RETRY") &&
-      lean_worth_trying(sm, *k, use(*k, usage))) {
-    try {
-      std::shared_ptr<const ptx_kernel> lean = compile_ptx(fn, a, targets::nvptx::lowering_options::lean());
-      ptxas_usage lean_usage;
-      if (assemble(*lean, &lean_usage) && lean_usage.registers >= 0 &&
-          holds_more(sm, use(*k, usage), usage.spill_bytes, use(*lean, lean_usage), lean_usage.spill_bytes)) {
-        k = std::move(lean);
-        usage = lean_usage;
-      }
-    } catch (const tile::error&) {
-      // a second try only: the first build stands
-    }
-  }
+  const sm_limits sm = sm_limits_of(a.sm);
+  const auto use = [](const build& b) {
+    return block_use{.threads = 32 * b.k->num_warps, .registers = b.usage.registers, .shared_bytes = b.k->shared_bytes};
+  };
+  const auto make = [&](targets::nvptx::lowering_options options) {
+    build b{compile_ptx(fn, a, options)};
+    b.assembled = assemble(*b.k, &b.usage);
+    return b;
+  };
+  const build chosen = pick_variant(
+      make({}),
+      [&](const build& b) {
+        return b.assembled && b.usage.registers >= 0 && env::enabled("TILE_OCCUPANCY_RETRY") && lean_worth_trying(sm, *b.k, use(b));
+      },
+      [&]() -> std::optional<build> {
+        build lean = make(targets::nvptx::lowering_options::lean());
+        if (!lean.assembled || lean.usage.registers < 0) return std::nullopt;
+        return lean;
+      },
+      [&](const build& b, const build& o) { return holds_more(sm, use(b), b.usage.spill_bytes, use(o), o.usage.spill_bytes); });
+  const std::shared_ptr<const ptx_kernel>& k = chosen.k;
+  const bool assembled = chosen.assembled;
+  const ptxas_usage& usage = chosen.usage;
   auto m = std::make_unique<drivers::null_module>();
   m->kernel = fn.name;
   m->entry = k->entry;
