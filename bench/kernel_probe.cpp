@@ -108,25 +108,6 @@ using tk = bench::gpu::triton_kernel;
 
 /// n values spread over [lo, hi): never zeros, which take other paths (a zero sum sends IEEE
 /// division to its slow path: ncu's instruction counts of such a probe would mislead).
-// softmax_variants: the bench's softmax with its exp and division swapped one at a time for
-// Triton's (tl::fast_exp, tl::fast_div) or for diagnosis-only forms (a reciprocal multiply; no exp
-// at all), each timed against Triton's kernel in alternating rounds: what the gap at small N goes to.
-enum sm_variant { sm_exact, sm_fast_exp, sm_fast_div, sm_fast_both, sm_recip_mul, sm_no_exp };
-auto make_sm_variant(sm_variant v) {
-  return tile::kernel("softmax_v", [v](tl::ptr<float> out, tl::ptr<float> in, tl::i32 stride, tl::i32 n_cols,
-                                       tl::constexpr_<"BLOCK"> BLOCK) {
-    auto row = tl::program_id(0);
-    auto cols = tl::arange(0, BLOCK);
-    auto mask = cols < n_cols;
-    auto x = tl::load(in + row * stride + cols, mask, -tl::inf<float>());
-    auto shifted = x - tl::max(x, 0);
-    auto num = v == sm_fast_exp || v == sm_fast_both ? tl::fast_exp(shifted) : v == sm_no_exp ? shifted : tl::exp(shifted);
-    auto den = tl::sum(num, 0);
-    auto y = v == sm_fast_div || v == sm_fast_both ? tl::fast_div(num, den) : v == sm_recip_mul ? num * (1.0f / den) : num / den;
-    tl::store(out + row * stride + cols, y, mask);
-  });
-}
-
 template <class T>
 std::vector<T> values(std::size_t n, float lo, float hi) {
   std::vector<T> v(n);
@@ -189,8 +170,9 @@ int main(int argc, char** argv) {
       const char* names[] = {"exact (tile)", "fast_exp", "fast_div", "fast_exp + fast_div", "x * (1 / den)", "no exp", "Triton"};
       auto twin = triton_twin(dev, "softmax-" + std::to_string(n));
       std::vector<std::function<void()>> runs;
-      std::vector<decltype(make_sm_variant(sm_exact))> ks;
-      for (int i = 0; i < 6; ++i) ks.push_back(make_sm_variant(static_cast<sm_variant>(i)));
+      // the bench's softmax with its exp and division swapped one at a time (bench::softmax_math)
+      std::vector<decltype(bench::make_softmax_math(bench::softmax_math::exact, ""))> ks;
+      for (int i = 0; i < 6; ++i) ks.push_back(bench::make_softmax_math(static_cast<bench::softmax_math>(i), "softmax_v"));
       for (int i = 0; i < 6; ++i)
         runs.push_back([&, i] { ks[std::size_t(i)][{std::uint32_t(M)}](y, x, std::int32_t(n), std::int32_t(n), "BLOCK"_c = block, "num_warps"_c = warps); });
       if (twin)

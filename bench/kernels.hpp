@@ -33,22 +33,32 @@ inline auto make_add() {
   });
 }
 
-/// `triton_numerics`: exp and the division as Triton computes tl.exp and `/` on f32 (tl::fast_exp,
-/// tl::fast_div: ex2.approx.f32 of x·log2 e and div.full.f32 on the GPU) instead of tile's exp
-/// (the product's rounding put back) and IEEE `/`.
-inline auto make_softmax_numerics(bool triton_numerics) {
-  return tile::kernel(triton_numerics ? "softmax_fast" : "softmax", [triton_numerics](tl::ptr<float> out, tl::ptr<float> in,
-                                                                                     tl::i32 stride, tl::i32 n_cols,
-                                                                                     tl::constexpr_<"BLOCK"> BLOCK) {
+/// How the softmax kernel computes its exp and division: tile's (exp with the product's rounding
+/// put back, IEEE `/`), Triton's (tl::fast_exp, tl::fast_div: ex2.approx.f32 of x·log2 e and
+/// div.full.f32 on the GPU), one of each, or forms for diagnosis only (kernel_probe
+/// softmax_variants): a multiply by the reciprocal, no exp at all.
+enum class softmax_math { exact, fast_exp, fast_div, fast, recip_mul, no_exp };
+
+inline auto make_softmax_math(softmax_math m, const char* name) {
+  return tile::kernel(name, [m](tl::ptr<float> out, tl::ptr<float> in, tl::i32 stride, tl::i32 n_cols,
+                                tl::constexpr_<"BLOCK"> BLOCK) {
     auto row = tl::program_id(0);
     auto cols = tl::arange(0, BLOCK);
     auto mask = cols < n_cols;
     auto x = tl::load(in + row * stride + cols, mask, -tl::inf<float>());
     auto shifted = x - tl::max(x, 0);
-    auto num = triton_numerics ? tl::fast_exp(shifted) : tl::exp(shifted);
+    const bool fast_exp = m == softmax_math::fast_exp || m == softmax_math::fast;
+    const bool fast_div = m == softmax_math::fast_div || m == softmax_math::fast;
+    auto num = m == softmax_math::no_exp ? shifted : fast_exp ? tl::fast_exp(shifted) : tl::exp(shifted);
     auto den = tl::sum(num, 0);
-    tl::store(out + row * stride + cols, triton_numerics ? tl::fast_div(num, den) : num / den, mask);
+    auto y = fast_div ? tl::fast_div(num, den) : m == softmax_math::recip_mul ? num * (1.0f / den) : num / den;
+    tl::store(out + row * stride + cols, y, mask);
   });
+}
+
+/// `triton_numerics`: exp and the division as Triton computes tl.exp and `/` on f32.
+inline auto make_softmax_numerics(bool triton_numerics) {
+  return make_softmax_math(triton_numerics ? softmax_math::fast : softmax_math::exact, triton_numerics ? "softmax_fast" : "softmax");
 }
 inline auto make_softmax() { return make_softmax_numerics(false); }
 
