@@ -199,6 +199,11 @@ std::string base_name(const char* file);
 std::string print(const Function& f, bool with_locations = true);
 /// The same with `note(op)` as a trailing `// comment` on each op's line (layouts, analyses).
 std::string print(const Function& f, bool with_locations, std::function<std::string(const Op&)> note);
+/// The function `text` (print's form, with or without locations) describes. Throws tile::error
+/// "<name>:<line>:<column>: expected …, found '…'" for text it cannot read; the result is not
+/// verified (call verify). num_warps, num_stages and enable_fp_fusion, which print omits, take
+/// their defaults.
+std::unique_ptr<Function> parse(std::string_view text, const std::string& name = "<ir>");
 /// Verify structural and type invariants; throws tile::error naming the offending op's source
 /// location and the broken rule. `stage` names the pass that ran last (for messages).
 void verify(const Function& f, std::string_view stage = "trace");
