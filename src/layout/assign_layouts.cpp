@@ -20,6 +20,8 @@ class Assigner {
   Assigner(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps, target_caps caps)
       : f_(f), ai_(ai), caps_(caps) {
     plan_.num_warps = num_warps;
+    plan_.lanes = caps.lanes;
+    if (caps.lanes != 32) caps_.mma = 0, caps_.wgmma = false;  // mma.sync and wgmma are 32-lane forms
   }
 
   LayoutPlan run() {
@@ -27,7 +29,7 @@ class Assigner {
     ir::walk(const_cast<ir::Block&>(f_.body), [&](const ir::Op& op) {
       if ((op.kind == OpKind::load || op.kind == OpKind::atomic_rmw || op.kind == OpKind::atomic_cas) &&
           is_tile(op.result())) {
-        plan_.of[op.result()] = coalesced(op.operand(0), ai_, plan_.num_warps);
+        plan_.of[op.result()] = coalesced(op.operand(0), ai_, plan_.num_warps, plan_.lanes);
         anchored_.insert(op.result());
         shape_anchor_.emplace(op.result()->type.shape, plan_.of[op.result()]);
       }
@@ -67,7 +69,7 @@ class Assigner {
   /// values computed alongside loaded ones need no conversion; else default_layout.
   LinearLayout preferred(const ir::Type& t) const {
     auto it = shape_anchor_.find(t.shape);
-    return it != shape_anchor_.end() ? it->second : default_layout(t, plan_.num_warps);
+    return it != shape_anchor_.end() ? it->second : default_layout(t, plan_.num_warps, plan_.lanes);
   }
 
   bool has(const ir::Value* v) const { return plan_.of.count(v) != 0; }
@@ -247,23 +249,24 @@ class Assigner {
 const LinearLayout& LayoutPlan::at(const ir::Value* v) const {
   auto it = of.find(v);
   if (it != of.end()) return it->second;
-  static thread_local std::vector<LinearLayout> scalars;
-  const std::size_t w = static_cast<std::size_t>(num_warps);
-  if (scalars.size() <= w) scalars.resize(w + 1);
-  if (scalars[w].lane.empty()) scalars[w] = scalar_layout(num_warps);
+  static thread_local std::map<std::pair<int, int>, LinearLayout> scalars;  // (warps, lanes)
   if (!v->type.shape.empty()) throw tile::error("layout: internal error: a tile value has no layout");
-  return scalars[w];
+  auto [s, fresh] = scalars.try_emplace({num_warps, lanes});
+  if (fresh) s->second = scalar();
+  return s->second;
 }
 
-LinearLayout default_layout(const ir::Type& t, int num_warps) {
-  return default_blocked(t.shape, num_warps, std::max(1, 16 / elem_bytes(t)));
+LinearLayout LayoutPlan::scalar() const { return scalar_layout(num_warps, lanes); }
+
+LinearLayout default_layout(const ir::Type& t, int num_warps, int lanes) {
+  return default_blocked(t.shape, num_warps, std::max(1, 16 / elem_bytes(t)), {}, lanes);
 }
 
-LinearLayout coalesced(const ir::Value* ptr, const analysis::AxisAnalysis& ai, int num_warps) {
+LinearLayout coalesced(const ir::Value* ptr, const analysis::AxisAnalysis& ai, int num_warps, int lanes) {
   const ir::Type& t = ptr->type;
   const analysis::AxisInfo& info = ai.at(ptr);
   const int R = static_cast<int>(t.shape.size());
-  if (R == 0) return scalar_layout(num_warps);
+  if (R == 0) return scalar_layout(num_warps, lanes);
   std::vector<int> order;
   for (int d = R - 1; d >= 0; --d) order.push_back(d);
   // most contiguous axis first (ties: the later axis, row-major)
@@ -278,7 +281,7 @@ LinearLayout coalesced(const ir::Value* ptr, const analysis::AxisAnalysis& ai, i
     order.clear();
     vec = std::max(1, 16 / eb);
   }
-  return default_blocked(t.shape, num_warps, std::max(vec, 1), order);
+  return default_blocked(t.shape, num_warps, std::max(vec, 1), order, lanes);
 }
 
 std::vector<std::optional<LinearLayout>> wanted_operands(const ir::Op& op, const LayoutPlan& plan,
@@ -292,7 +295,7 @@ std::vector<std::optional<LinearLayout>> wanted_operands(const ir::Op& op, const
     case OpKind::atomic_rmw:
     case OpKind::atomic_cas: {
       if (op.operand(0)->type.shape.empty()) return w;
-      LinearLayout l = coalesced(op.operand(0), ai, W);
+      LinearLayout l = coalesced(op.operand(0), ai, W, plan.lanes);
       for (auto& x : w) x = l;
       return w;
     }

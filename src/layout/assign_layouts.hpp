@@ -35,6 +35,9 @@ namespace tile::layout {
 
 struct LayoutPlan {
   int num_warps = 4;
+  int lanes = 32;  // threads a warp (target_caps::lanes): every layout has log2(lanes) lane bases
+  /// The layout of a scalar: every thread holds it.
+  LinearLayout scalar() const;
   std::unordered_map<const ir::Value*, LinearLayout> of;
   /// The layout of `v` (the scalar layout for rank-0 values).
   const LinearLayout& at(const ir::Value* v) const;
@@ -54,6 +57,7 @@ struct LayoutPlan {
 struct target_caps {
   int mma = 0;
   bool wgmma = false;  // sm_90a: warpgroup-wide wgmma.mma_async
+  int lanes = 32;      // threads a warp: the target's (64 for a CDNA wavefront); mma needs 32
 };
 
 /// The operand elements per 32-bit mma.sync register for `dot`'s types (layout::mma_v2_operand's
@@ -72,9 +76,9 @@ LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& a
                           target_caps caps = {});
 
 /// The coalesced layout for accesses through pointer tile `ptr`.
-LinearLayout coalesced(const ir::Value* ptr, const analysis::AxisAnalysis& ai, int num_warps);
+LinearLayout coalesced(const ir::Value* ptr, const analysis::AxisAnalysis& ai, int num_warps, int lanes = 32);
 /// The layout of a value nobody constrains.
-LinearLayout default_layout(const ir::Type& t, int num_warps);
+LinearLayout default_layout(const ir::Type& t, int num_warps, int lanes = 32);
 
 /// For each operand of `op`, the layout `op` wants it in (nullopt: a scalar, or any layout),
 /// given the layouts already decided for op's results in `plan`.

@@ -182,9 +182,10 @@ LinearLayout blocked(const std::vector<std::int64_t>& shape, const std::vector<i
   return l;
 }
 
-LinearLayout default_blocked(const std::vector<std::int64_t>& shape, int num_warps, int vec, const std::vector<int>& order_in) {
+LinearLayout default_blocked(const std::vector<std::int64_t>& shape, int num_warps, int vec, const std::vector<int>& order_in,
+                             int num_lanes) {
   const int R = static_cast<int>(shape.size());
-  if (R == 0) return scalar_layout(num_warps);
+  if (R == 0) return scalar_layout(num_warps, num_lanes);
   std::vector<int> order = order_in;
   if (order.empty())
     for (int d = R - 1; d >= 0; --d) order.push_back(d);
@@ -193,9 +194,9 @@ LinearLayout default_blocked(const std::vector<std::int64_t>& shape, int num_war
   // every thread holds distinct elements where the tile allows (Triton's coalesce rule)
   std::int64_t numel = 1;
   for (auto e : shape) numel *= e;
-  const std::int64_t per_thread = std::max<std::int64_t>(1, numel / (32 * std::int64_t{num_warps}));
+  const std::int64_t per_thread = std::max<std::int64_t>(1, numel / (std::int64_t{num_lanes} * num_warps));
   spt[fast] = static_cast<int>(std::min<std::int64_t>({std::int64_t{std::max(vec, 1)}, shape[fast], per_thread}));
-  int lanes = 32, warps = num_warps;
+  int lanes = num_lanes, warps = num_warps;
   for (int d : order) {
     const auto ud = static_cast<std::size_t>(d);
     const std::int64_t room = std::max<std::int64_t>(1, shape[ud] / spt[ud]);
@@ -213,9 +214,9 @@ LinearLayout default_blocked(const std::vector<std::int64_t>& shape, int num_war
   return blocked(shape, spt, tpw, wpc, order);
 }
 
-LinearLayout scalar_layout(int num_warps) {
+LinearLayout scalar_layout(int num_warps, int lanes) {
   LinearLayout l;
-  l.lane.assign(5, Coords{});
+  l.lane.assign(static_cast<std::size_t>(log2i(lanes)), Coords{});
   l.warp.assign(static_cast<std::size_t>(log2i(num_warps)), Coords{});
   return l;
 }

@@ -67,8 +67,9 @@ LinearLayout blocked(const std::vector<std::int64_t>& shape, const std::vector<i
 /// The blocked layout tile uses for a tile of `shape` held by `num_warps` warps: `vec`
 /// consecutive elements per thread along order[0] (16 bytes / element size, so accesses can be
 /// 128 bits wide), then lanes and warps spread fastest-axis first.
+/// `lanes`: threads a warp (the target's; 32 on NVIDIA, 64 for a CDNA wavefront).
 LinearLayout default_blocked(const std::vector<std::int64_t>& shape, int num_warps, int vec,
-                             const std::vector<int>& order = {});
+                             const std::vector<int>& order = {}, int lanes = 32);
 
 /// Tensor cores, mma.sync m16n8kK (sm_80+; Triton's NvidiaMmaEncoding version 2 and its
 /// DotOperandEncodings). A warp computes 16 x 8 tiles of the M x N accumulator; `warps` = {wm,
@@ -87,7 +88,7 @@ LinearLayout mma_v2_operand(int op_idx, std::int64_t rows, std::int64_t cols, st
                             int num_warps, int kwidth = 2);
 
 /// The layout of a rank-0 value (every thread holds it).
-LinearLayout scalar_layout(int num_warps);
+LinearLayout scalar_layout(int num_warps, int lanes = 32);
 
 /// Remove `axis` (reduce's result): elements that differed only along it become one; duplicate
 /// registers are dropped, lanes and warps that held different positions along it now hold copies.

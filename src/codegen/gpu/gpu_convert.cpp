@@ -385,7 +385,7 @@ void GpuLowering::lower_shape(const ir::Op& op) {
     }
     case OpKind::split: {
       // the halves of a [2] tile are scalars: every thread then holds both elements
-      const LinearLayout l = op.result(0)->type.shape.empty() ? layout::scalar_layout(plan.num_warps) : plan.at(op.result(0));
+      const LinearLayout l = op.result(0)->type.shape.empty() ? plan.scalar() : plan.at(op.result(0));
       DV x = get_as(op.operand(0), layout::join(l));
       for (unsigned h = 0; h < 2; ++h)
         set(op.result(h), remap(x, l, op.result(h)->type, [&](const Coords& c) {

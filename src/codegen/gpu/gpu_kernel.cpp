@@ -1,5 +1,6 @@
 // src/codegen/gpu/gpu_kernel.cpp — layer: codegen (gpu). The GPU lowering's driver: the kernel
 // function, thread indices, op dispatch, constants, program ids, arange, elementwise ops.
+#include <bit>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -24,7 +25,7 @@ const DV& GpuLowering::get(const ir::Value* v) const {
 }
 
 DV GpuLowering::scalar_dv(llvm::Value* v, const ir::Type& t) const {
-  return DV{layout::scalar_layout(plan.num_warps), {v}, t};
+  return DV{plan.scalar(), {v}, t};
 }
 
 DV GpuLowering::splat(llvm::Value* v, const ir::Type& t, const layout::LinearLayout& l) const {
@@ -67,8 +68,9 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
   auto* body = llvm::BasicBlock::Create(ctx, "body", S.fn);
   S.b = std::make_unique<llvm::IRBuilder<>>(body);
   tid = target.thread_id(S);
-  lane = b().CreateAnd(tid, b().getInt32(31), "lane");
-  warp = b().CreateLShr(tid, b().getInt32(5), "warp");
+  // the warp size is the layouts' (LayoutPlan::lanes, from the target)
+  lane = b().CreateAnd(tid, b().getInt32(static_cast<std::uint32_t>(plan.lanes - 1)), "lane");
+  warp = b().CreateLShr(tid, b().getInt32(static_cast<std::uint32_t>(std::countr_zero(static_cast<unsigned>(plan.lanes)))), "warp");
   thread_ip_ = warp;
   thread_coords_.clear();
   for (unsigned i = 0; i < f.body.args.size(); ++i) {
@@ -188,7 +190,7 @@ void GpuLowering::lower_op(const ir::Op& op) {
   std::vector<DV> in;
   for (unsigned k = 0; k < op.operands.size(); ++k) in.push_back(operand(op, k));
   const ir::Type& t = rt();
-  DV out{t.is_scalar() ? layout::scalar_layout(plan.num_warps) : plan.at(op.result()), {}, t};
+  DV out{t.is_scalar() ? plan.scalar() : plan.at(op.result()), {}, t};
   const std::size_t n = in.empty() ? 1 : in[0].regs.size();
   const std::size_t same = t.is_scalar() ? 1 : equal_registers(out.layout, op.result());
   auto args_of = [&](std::size_t r) {

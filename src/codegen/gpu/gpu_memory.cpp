@@ -145,7 +145,7 @@ void GpuLowering::lower_memory(const ir::Op& op) {
 
   if (op.kind == OpKind::load || op.kind == OpKind::atomic_rmw || op.kind == OpKind::atomic_cas)
     barrier_before_global_read(op.operand(0));
-  const layout::LinearLayout pointers = rank0 ? layout::scalar_layout(plan.num_warps) : operand(op, 0).layout;
+  const layout::LinearLayout pointers = rank0 ? plan.scalar() : operand(op, 0).layout;
   if (op.kind != OpKind::load) barrier_before_global_write(op.operand(0), pointers);
   // the access is noted once its instructions are emitted: the operands' layout conversions
   // before them may hold barriers, which order only what came before them
@@ -166,7 +166,7 @@ void GpuLowering::lower_memory(const ir::Op& op) {
       std::optional<DV> mask, other;
       if (has_mask) mask = operand(op, 1);
       if (has_other) other = operand(op, 2);
-      const layout::LinearLayout l = rank0 ? layout::scalar_layout(plan.num_warps) : plan.at(op.result());
+      const layout::LinearLayout l = rank0 ? plan.scalar() : plan.at(op.result());
       DV out{l, std::vector<llvm::Value*>(ptr.regs.size(), nullptr), op.result()->type};
       auto [w, ax] = run_width(ptr.layout, has_mask ? op.operand(1) : nullptr);
       (void)ax;
@@ -324,7 +324,7 @@ void GpuLowering::lower_memory(const ir::Op& op) {
       std::optional<DV> cmpv, mask;
       if (is_cas) cmpv = operand(op, 1);
       if (has_mask) mask = operand(op, 2);
-      const layout::LinearLayout l = rank0 ? layout::scalar_layout(plan.num_warps) : plan.at(op.result());
+      const layout::LinearLayout l = rank0 ? plan.scalar() : plan.at(op.result());
       llvm::Value* writer = is_writer(ptr.layout);
       const auto kind = is_cas ? detail::atomic_kind::xchg : static_cast<detail::atomic_kind>(op.attrs.ints.at(0));
       const dtype e = vt.elem;

@@ -54,7 +54,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   const std::size_t nc = op.results.size();
   auto lay = [&](std::size_t k) {
     const ir::Value* r = op.result(static_cast<unsigned>(k));
-    return r->type.shape.empty() ? layout::scalar_layout(plan.num_warps) : plan.at(r);
+    return r->type.shape.empty() ? plan.scalar() : plan.at(r);
   };
   auto fit = [&](DV v, std::size_t k) { return v.scalar() ? v : convert(v, lay(k)); };
   std::vector<DV> init;

@@ -12,10 +12,10 @@
 // scan along a, rows that fit a thread (at most kScanSequentialRegs registers): the operands move
 // to a layout where a lies in each thread's registers (shared memory), each thread scans its
 // rows sequentially — the interpreter's order exactly — and the results move back.
-// scan along a, longer rows (a of at least 32 · num_warps elements): a layout with a as the
+// scan along a, longer rows (a of at least lanes · num_warps elements): a layout with a as the
 // fastest axis over registers (a chunk per thread), then lanes, then warps;
 //   1. in the thread: each chunk scanned sequentially;
-//   2. across lanes: an inclusive scan of the chunk totals, log2(32) steps of shfl.sync.up (down
+//   2. across lanes: an inclusive scan of the chunk totals, log2(lanes) steps of shfl.sync.up (down
 //      for a reverse scan) and a combine;
 //   3. across warps: each warp's total goes to shared memory, a barrier, and each thread folds
 //      the totals of the warps before its own, in warp order;
@@ -139,7 +139,7 @@ void GpuLowering::lower_reduce(const ir::Op& op) {
         return x;
       };
       std::vector<llvm::Value*> cur;
-      if (slots == 1 && nwa <= 32) {
+      if (slots == 1 && nwa <= plan.lanes) {
         // one result (a row's sum or max): lane l reads warp l % nwa's partial and the warp folds
         // them in log2(nwa) shuffles, every lane ending with the same bits (each step combines
         // the same two values in every lane); where each thread would read and fold all nwa
@@ -162,7 +162,7 @@ void GpuLowering::lower_reduce(const ir::Op& op) {
   }
   for (std::size_t k = 0; k < n; ++k) {
     const ir::Type& t = op.result(static_cast<unsigned>(k))->type;
-    DV d{t.shape.empty() ? layout::scalar_layout(plan.num_warps) : Rl, {}, t};
+    DV d{t.shape.empty() ? plan.scalar() : Rl, {}, t};
     for (int j = 0; j < nr; ++j) d.regs.push_back(acc[static_cast<std::size_t>(j)][k]);
     set(op.result(static_cast<unsigned>(k)), std::move(d));
   }
@@ -216,7 +216,7 @@ void GpuLowering::lower_scan(const ir::Op& op) {
   const std::size_t R = shape.size();
   std::vector<int> spt(R, 1), tpw(R, 1), wpc(R, 1);
   spt[uax] = static_cast<int>(shape[uax]);
-  int lanes = 32, warps = plan.num_warps;
+  int lanes = plan.lanes, warps = plan.num_warps;
   for (int d : order) {
     if (d == ax) continue;
     const auto ud = static_cast<std::size_t>(d);
@@ -232,7 +232,7 @@ void GpuLowering::lower_scan(const ir::Op& op) {
   tpw[uax] *= lanes;  // the rest hold copies (their bases wrap to 0)
   wpc[uax] *= warps;
   const LinearLayout T = layout::blocked(shape, spt, tpw, wpc, order);
-  if (T.num_regs() > kScanSequentialRegs && shape[uax] >= 32 * plan.num_warps) {
+  if (T.num_regs() > kScanSequentialRegs && shape[uax] >= std::int64_t{plan.lanes} * plan.num_warps) {
     lower_scan_parallel(op);
     return;
   }
@@ -261,12 +261,13 @@ void GpuLowering::lower_scan_parallel(const ir::Op& op) {
   const std::size_t R = shape.size();
   const int W = plan.num_warps;
   const std::int64_t len = shape[uax];
-  // the layout: a fastest, a chunk of len / (32·W) per thread, then the 32 lanes, then the warps;
+  // the layout: a fastest, a chunk of len / (L·W) per thread, then the L lanes, then the warps;
   // every other axis in each thread's registers
   std::vector<int> spt(R), tpw(R, 1), wpc(R, 1), order{ax};
   for (std::size_t d = 0; d < R; ++d) spt[d] = static_cast<int>(shape[d]);
-  spt[uax] = static_cast<int>(len / (32 * W));
-  tpw[uax] = 32;
+  const int L = plan.lanes;
+  spt[uax] = static_cast<int>(len / (std::int64_t{L} * W));
+  tpw[uax] = L;
   wpc[uax] = W;
   for (int d = static_cast<int>(R) - 1; d >= 0; --d)
     if (d != ax) order.push_back(d);
@@ -282,7 +283,7 @@ void GpuLowering::lower_scan_parallel(const ir::Op& op) {
   const std::vector<std::vector<llvm::Value*>>& totals = ts.totals;
   // a value's predecessor in scan order is lane - d (forward) or lane + d (reverse)
   auto has_pred = [&](int d) {
-    return reverse ? B.CreateICmpULT(lane, B.getInt32(static_cast<std::uint32_t>(32 - d)))
+    return reverse ? B.CreateICmpULT(lane, B.getInt32(static_cast<std::uint32_t>(L - d)))
                    : B.CreateICmpUGE(lane, B.getInt32(static_cast<std::uint32_t>(d)));
   };
   auto select = [&](llvm::Value* c, const std::vector<llvm::Value*>& a, const std::vector<llvm::Value*>& b2) {
@@ -293,7 +294,7 @@ void GpuLowering::lower_scan_parallel(const ir::Op& op) {
   // 2. across lanes: inclusive scan of the chunk totals
   std::vector<std::vector<llvm::Value*>> lane_incl = totals;
   for (auto& v : lane_incl)
-    for (int d = 1; d < 32; d *= 2) {
+    for (int d = 1; d < L; d *= 2) {
       std::vector<llvm::Value*> t;
       for (auto* x : v) t.push_back(shuffle_shift(x, d, !reverse));
       v = select(has_pred(d), combine(region, t, v, types), v);
@@ -316,7 +317,7 @@ void GpuLowering::lower_scan_parallel(const ir::Op& op) {
     };
     barrier_before_write();
     // the warp's total: its last lane in scan order stores it
-    llvm::Value* last = B.CreateICmpEQ(lane, B.getInt32(reverse ? 0u : 31u));
+    llvm::Value* last = B.CreateICmpEQ(lane, B.getInt32(reverse ? 0u : static_cast<std::uint32_t>(L - 1)));
     S.if_else(last, [&]() -> llvm::Value* {
       for (std::size_t c = 0; c < totals.size(); ++c)
         for (std::size_t k = 0; k < n; ++k) B.CreateStore(lane_incl[c][k], slot(k, c, warp));

@@ -185,10 +185,11 @@ std::unique_ptr<cuda_module> cuda_driver::load_module(const cuda_module_source& 
   const char* what = src.fmt == cuda_module_source::format::ptx ? "PTX" : "cubin";
   if (src.image.empty()) throw tile::error(std::string("empty ") + what + " image", {}, kernel);
   if (src.entry.empty()) throw tile::error("no entry point named for the CUDA module", {}, kernel);
-  const int threads = 32 * src.num_warps;
+  const int warp = info_.warp_size > 0 ? info_.warp_size : 32;  // the device's (CU_DEVICE_ATTRIBUTE_WARP_SIZE)
+  const int threads = warp * src.num_warps;
   if (src.num_warps < 1 || threads > info_.max_threads_per_block)
     throw tile::error("num_warps = " + std::to_string(src.num_warps) + " is out of range: " + info_.arch() +
-                          " allows 1 to " + std::to_string(info_.max_threads_per_block / 32) + " warps per block",
+                          " allows 1 to " + std::to_string(info_.max_threads_per_block / warp) + " warps per block",
                       {}, kernel);
   if (src.shared_bytes > static_cast<std::uint32_t>(info_.max_shared_per_block_optin))
     throw tile::error("the kernel needs " + std::to_string(src.shared_bytes) + " bytes of shared memory per block; " +
@@ -556,7 +557,7 @@ void cuda_driver::launch(const module& m, const launch_config& cfg, std::span<co
   }
 
   make_current();
-  const unsigned block = 32u * static_cast<unsigned>(mod->num_warps);
+  const unsigned block = static_cast<unsigned>(info_.warp_size > 0 ? info_.warp_size : 32) * static_cast<unsigned>(mod->num_warps);
   const cu::CUresult r = api_->cuLaunchKernel(mod->fn, cfg.grid[0], cfg.grid[1], cfg.grid[2], block, 1, 1,
                                               mod->shared_bytes, stream_.load(), args.empty() && nmaps == 0 ? nullptr : params, nullptr);
   if (r != cu::CUDA_SUCCESS) {

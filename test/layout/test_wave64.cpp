@@ -1,0 +1,126 @@
+// test/layout/test_wave64.cpp — the warp size is data: the generic GPU layout pass
+// (assign_layouts) run with a 64-lane target description (an AMD CDNA wavefront) on kernels read
+// from IR text (ir::parse). Every layout then has six lane bases and owns each element once; the
+// tensor-core forms, which are 32-lane instructions, are not chosen; the 32-lane run of the same
+// kernels gives five lane bases and does choose them.
+#include <doctest/doctest.h>
+
+#include "analysis/axis_info.hpp"
+#include "ir/ir.hpp"
+#include "layout/assign_layouts.hpp"
+
+using namespace tile;
+
+namespace {
+
+const char* kSoftmax = R"(kernel @softmax(%arg0: ptr<f32> {div=16} {noalias}, %arg1: ptr<f32> {div=16} {noalias}, %arg2: i32 {positive}, %arg3: i32 {positive}) {
+  %0 = program_id {axis = 0} : i32
+  %1 = arange {start = 0, end = 1024} : i32[1024]
+  %2 = splat %arg3 : i32 -> i32[1024]
+  %3 = cmp lt %1, %2 : i1[1024]
+  %4 = mul %0, %arg2 : i32
+  %5 = addptr %arg1, %4 : ptr<f32>
+  %6 = splat %5 : ptr<f32> -> ptr<f32>[1024]
+  %7 = addptr %6, %1 : ptr<f32>[1024]
+  %8 = constant -inf : f32[1024]
+  %9 = load %7, %3, %8 : f32[1024]
+  %10 = reduce %9 {axis = 0} -> (f32) combine(%11: f32, %12: f32) {
+    %13 = maximum %11, %12 : f32
+    yield %13 : f32
+  }
+  %14 = splat %10 : f32 -> f32[1024]
+  %15 = sub %9, %14 : f32[1024]
+  %16 = exp %15 : f32[1024]
+  %17 = reduce %16 {axis = 0} -> (f32) combine(%18: f32, %19: f32) {
+    %20 = add %18, %19 : f32
+    yield %20 : f32
+  }
+  %21 = splat %17 : f32 -> f32[1024]
+  %22 = div %16, %21 : f32[1024]
+  %23 = addptr %arg0, %4 : ptr<f32>
+  %24 = splat %23 : ptr<f32> -> ptr<f32>[1024]
+  %25 = addptr %24, %1 : ptr<f32>[1024]
+  store %25, %22, %3 : ptr<f32>[1024], f32[1024], i1[1024]
+  return
+}
+)";
+
+const char* kDotScan = R"(kernel @dot_scan(%arg0: ptr<f16> {div=16}, %arg1: ptr<f16> {div=16}, %arg2: ptr<f32> {div=16}) {
+  %0 = arange {start = 0, end = 64} : i32[64]
+  %1 = expand_dims %0 {axis = 1} : i32[64] -> i32[64,1]
+  %2 = constant 64 : i32[64,1]
+  %3 = mul %1, %2 : i32[64,1]
+  %4 = expand_dims %0 {axis = 0} : i32[64] -> i32[1,64]
+  %5 = broadcast %3 : i32[64,1] -> i32[64,64]
+  %6 = broadcast %4 : i32[1,64] -> i32[64,64]
+  %7 = add %5, %6 : i32[64,64]
+  %8 = splat %arg0 : ptr<f16> -> ptr<f16>[64,64]
+  %9 = addptr %8, %7 : ptr<f16>[64,64]
+  %10 = load %9 : f16[64,64]
+  %11 = splat %arg1 : ptr<f16> -> ptr<f16>[64,64]
+  %12 = addptr %11, %7 : ptr<f16>[64,64]
+  %13 = load %12 : f16[64,64]
+  %14 = constant 0.0 : f32[64,64]
+  %15 = dot %10, %13, %14 {precision = tf32} : f32[64,64]
+  %16 = scan %15 {axis = 1} -> (f32[64,64]) combine(%17: f32, %18: f32) {
+    %19 = add %17, %18 : f32
+    yield %19 : f32
+  }
+  %20 = splat %arg2 : ptr<f32> -> ptr<f32>[64,64]
+  %21 = addptr %20, %7 : ptr<f32>[64,64]
+  store %21, %16 : ptr<f32>[64,64], f32[64,64]
+  return
+}
+)";
+
+layout::LayoutPlan plan_for(const ir::Function& f, int warps, int lanes) {
+  analysis::AxisAnalysis ai(f);
+  return layout::assign_layouts(f, ai, warps, {.mma = 80, .wgmma = true, .lanes = lanes});
+}
+
+void check_every_layout(const layout::LayoutPlan& plan, int lanes, int warps) {
+  CHECK(plan.lanes == lanes);
+  CHECK(plan.scalar().num_lanes() == lanes);
+  CHECK(!plan.of.empty());
+  for (const auto& [v, l] : plan.of) {
+    CAPTURE(l.str());
+    CHECK(l.num_lanes() == lanes);
+    CHECK(l.num_warps() == warps);
+    CHECK(l.is_injective());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("wave64: every layout of softmax and of a dot and scan has 64 lanes; no 32-lane tensor-core form") {
+  for (const char* text : {kSoftmax, kDotScan}) {
+    auto f = ir::parse(text, "wave64.tir");
+    ir::verify(*f, "parse");
+    CAPTURE(f->name);
+    for (int warps : {1, 4, 8}) {
+      const auto wave64 = plan_for(*f, warps, 64);
+      check_every_layout(wave64, 64, warps);
+      CHECK(wave64.mma.empty());
+      CHECK(wave64.wgmma.empty());
+      const auto warp32 = plan_for(*f, warps, 32);
+      check_every_layout(warp32, 32, warps);
+      if (f->name == "dot_scan" && warps >= 4) CHECK(warp32.mma.size() == 1);
+    }
+  }
+}
+
+TEST_CASE("wave64: a 1024-element row spreads over 4 warps of 64 lanes, 4 elements a thread") {
+  auto f = ir::parse(kSoftmax, "wave64.tir");
+  const auto plan = plan_for(*f, 4, 64);
+  const ir::Value* loaded = nullptr;
+  ir::walk(f->body, [&](const ir::Op& op) {
+    if (op.kind == ir::OpKind::load) loaded = op.result();
+  });
+  REQUIRE(loaded);
+  const auto& l = plan.at(loaded);
+  CHECK(l.num_regs() == 4);   // 1024 / (64 lanes x 4 warps), one 16-byte vector
+  CHECK(l.lane.size() == 6);
+  CHECK(l.coords(1, 0, 0) == layout::Coords{1});
+  CHECK(l.coords(0, 1, 0) == layout::Coords{4});
+  CHECK(l.coords(0, 0, 1) == layout::Coords{256});
+}
