@@ -223,7 +223,7 @@ std::unique_ptr<drivers::module> compile_null(const ir::Function& fn, const targ
     return block_use{.threads = 32 * b.k->num_warps, .registers = b.usage.registers, .shared_bytes = b.k->shared_bytes};
   };
   const auto make = [&](targets::nvptx::lowering_options options) {
-    build b{compile_ptx(fn, a, options)};
+    build b{compile_ptx(fn, a, options), false, {}};
     b.assembled = assemble(*b.k, &b.usage);
     return b;
   };
