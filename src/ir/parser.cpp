@@ -625,9 +625,7 @@ class Parser {
     const std::string name = ident("an op name");
     auto kind = kind_named(name);
     if (!kind) fail_at(name_at, "an op name ('" + name + "' is not one)");
-    if (*kind == OpKind::for_ || *kind == OpKind::while_ || *kind == OpKind::if_ || *kind == OpKind::reduce ||
-        *kind == OpKind::scan || (is_region_kind(*kind)))
-      return region_op(b, *kind, results, name_at);
+    if (op_flags(*kind) & opflag::R) return region_op(b, *kind, results, name_at);  // for, while, if, reduce, scan
     std::string keyword;
     bool has_keyword = false;
     if (*kind == OpKind::constant || *kind == OpKind::cmp || *kind == OpKind::atomic_rmw || *kind == OpKind::print) {
@@ -668,8 +666,6 @@ class Parser {
     Op* o = Builder(&b).create(*kind, operands, result_types, a, loc);
     for (std::size_t i = 0; i < results.size(); ++i) define(results[i], o->result(static_cast<unsigned>(i)));
   }
-
-  static bool is_region_kind(OpKind k) { return op_flags(k) & opflag::R; }
 
   void region_op(Block& b, OpKind kind, const std::vector<token>& results, const token& name_at) {
     std::vector<Value*> operands;

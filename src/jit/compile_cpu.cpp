@@ -64,7 +64,7 @@ std::unique_ptr<drivers::module> compile_cpu(std::shared_ptr<const ir::Function>
   key.version = support::build_id();
   key.kernel = fn->name;
   const std::string digest = key.digest();
-  const std::string arch = targets::cpu::host().key();
+  const std::string& arch = key.target;  // the host CPU's key
   std::vector<std::string> params;
   for (const auto& arg : fn->body.args) params.push_back(arg->type.str());
 
