@@ -117,6 +117,7 @@ void AxisAnalysis::note_lower_bound(const ir::Op& o) {
     case OpKind::expand_dims:
     case OpKind::reshape:
     case OpKind::permute:
+    case OpKind::convert_layout:
     case OpKind::hint: out = a; break;
     case OpKind::add:
       if (a && b) out = *a + *b;
@@ -183,6 +184,7 @@ void AxisAnalysis::op(const ir::Op& o) {
     case OpKind::program_id:
     case OpKind::num_programs: set(o.result(), filled(*rt, 1, 1, 1)); return;
     case OpKind::splat: set(o.result(), uniform(*rt, in(0).scalar_div)); return;
+    case OpKind::convert_layout: set(o.result(), in(0)); return;  // the same elements
     case OpKind::hint: {
       AxisInfo i = in(0);
       const auto kind = static_cast<tile::detail::hint_kind>(o.attrs.ints.at(0));

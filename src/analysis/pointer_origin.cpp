@@ -47,6 +47,7 @@ bool PointerOrigins::visit(const ir::Block& b) {
       case OpKind::expand_dims:
       case OpKind::reshape:
       case OpKind::permute:
+      case OpKind::convert_layout:
       case OpKind::hint: changed |= update(o.result(), in(0)); break;
       case OpKind::split:
         for (const auto& r : o.results) changed |= update(r.get(), in(0));

@@ -42,6 +42,12 @@ class Hasher {
     u64(t.ptr);
     u64(t.shape.size());
     for (auto e : t.shape) u64(static_cast<std::uint64_t>(e));
+    if (t.layout)  // the GPU level
+      for (const auto* bases : {&t.layout->reg, &t.layout->lane, &t.layout->warp}) {
+        u64(bases->size());
+        for (const auto& b : *bases)
+          for (auto c : b) u64(static_cast<std::uint64_t>(c));
+      }
   }
   std::uint64_t finish() const {
     std::uint64_t k = h_;
@@ -69,6 +75,11 @@ class StructuralHash {
       h_.u64(a.noalias ? 1 : 0);
       h_.u64(a.nonneg ? 1 : 0);
       h_.u64(a.positive ? 1 : 0);
+    }
+    if (f.gpu) {
+      h_.str("gpu");
+      h_.u64(static_cast<std::uint64_t>(f.num_warps));
+      h_.u64(static_cast<std::uint64_t>(f.num_stages));
     }
     block(f.body);
     return h_.finish();

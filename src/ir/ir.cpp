@@ -16,7 +16,13 @@ std::string Type::str() const {
     }
     s += ']';
   }
+  if (layout) s += " " + layout->str();
   return s;
+}
+
+bool Type::operator==(const Type& o) const {
+  if (!same_data(o) || !layout != !o.layout) return false;
+  return !layout || layout == o.layout || *layout == *o.layout;
 }
 
 namespace {
@@ -148,6 +154,7 @@ std::unique_ptr<Function> clone(const Function& f) {
   out->num_warps = f.num_warps;
   out->num_stages = f.num_stages;
   out->fp_fusion = f.fp_fusion;
+  out->gpu = f.gpu;
   std::unordered_map<const Value*, Value*> map;
   clone_block(f.body, out->body, map);
   return out;

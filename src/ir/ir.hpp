@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "support/linear_layout.hpp"
 #include "tile/core/dtype.hpp"
 #include "tile/core/error.hpp"
 #include "tile/tl/detail/api.hpp"
@@ -29,11 +30,18 @@ namespace tile::ir {
 
 // ---- types --------------------------------------------------------------------------------------
 /// The type of a value: an element dtype (the pointee for pointers), a pointer flag and a shape
-/// (empty for scalars).
+/// (empty for scalars). At the GPU level of the IR (Function::gpu) a tile's type also carries
+/// its layout: how its elements are spread over the registers, lanes and warps of a CTA (Triton's
+/// tensor encodings); scalars, which every thread holds, carry none.
 struct Type {
   dtype elem = dtype::i32;
   bool ptr = false;
   std::vector<std::int64_t> shape;
+  std::shared_ptr<const layout::LinearLayout> layout;  // null at the tile level and for scalars
+
+  Type() = default;
+  Type(dtype e, bool p = false, std::vector<std::int64_t> s = {}, std::shared_ptr<const layout::LinearLayout> l = nullptr)
+      : elem(e), ptr(p), shape(std::move(s)), layout(std::move(l)) {}
 
   bool is_scalar() const { return shape.empty(); }
   bool is_float() const { return !ptr && tile::is_float(elem); }
@@ -43,11 +51,19 @@ struct Type {
     for (auto e : shape) n *= e;
     return n;
   }
-  Type scalar() const { return {elem, ptr, {}}; }
-  Type with_shape(std::vector<std::int64_t> s) const { return {elem, ptr, std::move(s)}; }
-  Type with_elem(dtype e) const { return {e, false, shape}; }
-  bool operator==(const Type&) const = default;
-  /// "f32", "ptr<f16>", "i32[16,32]", "ptr<f32>[128]".
+  Type scalar() const { return {elem, ptr, {}, nullptr}; }
+  Type with_shape(std::vector<std::int64_t> s) const { return {elem, ptr, std::move(s), nullptr}; }
+  /// Another element type, the same shape and layout.
+  Type with_elem(dtype e) const { return {e, false, shape, layout}; }
+  Type with_layout(layout::LinearLayout l) const {
+    return {elem, ptr, shape, std::make_shared<const layout::LinearLayout>(std::move(l))};
+  }
+  Type without_layout() const { return {elem, ptr, shape, nullptr}; }
+  /// Equal element, pointer flag, shape and layout (compared by value).
+  bool operator==(const Type& o) const;
+  /// Equal but for the layout.
+  bool same_data(const Type& o) const { return elem == o.elem && ptr == o.ptr && shape == o.shape; }
+  /// "f32", "ptr<f16>", "i32[16,32]", "ptr<f32>[128]"; a layout follows as " #linear<…>".
   std::string str() const;
 };
 
@@ -58,13 +74,15 @@ enum class OpKind : std::uint8_t {
 #undef TILE_OP
 };
 namespace opflag {
-constexpr unsigned P = 1, T = 2, R = 4, E = 8, M = 16;
+constexpr unsigned P = 1, T = 2, R = 4, E = 8, M = 16, G = 32;
 }
 std::string_view op_name(OpKind k);
 unsigned op_flags(OpKind k);
 inline bool is_pure(OpKind k) { return op_flags(k) & opflag::P; }
 inline bool is_terminator(OpKind k) { return op_flags(k) & opflag::T; }
 inline bool is_elementwise(OpKind k) { return op_flags(k) & opflag::E; }
+/// An op of the GPU level only (convert_layout, …): the verifier rejects it in tile IR.
+inline bool is_gpu_only(OpKind k) { return op_flags(k) & opflag::G; }
 
 enum class CmpPred : std::int64_t { eq, ne, lt, le, gt, ge };
 std::string_view pred_name(CmpPred p);
@@ -140,6 +158,11 @@ struct Function {
   // enable_fp_fusion: the NVIDIA backend may compute a float a * b + c with one rounding (fma),
   // as Triton and nvcc do by default; false keeps every op rounded (the interpreter's results)
   bool fp_fusion = true;
+  /// The GPU level (layout/gpu_passes.hpp made it from tile IR): every tile value's type carries
+  /// its layout for a CTA of num_warps warps, a use that wants another layout goes through an
+  /// explicit convert_layout, and the ops ops.def marks G may appear. The printer shows it as
+  /// the kernel's `attributes {gpu, num_warps = …, num_stages = …}`.
+  bool gpu = false;
 };
 
 // ---- building -----------------------------------------------------------------------------------
@@ -201,8 +224,8 @@ std::string print(const Function& f, bool with_locations = true);
 std::string print(const Function& f, bool with_locations, std::function<std::string(const Op&)> note);
 /// The function `text` (print's form, with or without locations) describes. Throws tile::error
 /// "<name>:<line>:<column>: expected …, found '…'" for text it cannot read; the result is not
-/// verified (call verify). num_warps, num_stages and enable_fp_fusion, which print omits, take
-/// their defaults.
+/// verified (call verify). num_warps, num_stages and enable_fp_fusion, which print writes only
+/// for the GPU level, take their defaults in tile IR.
 std::unique_ptr<Function> parse(std::string_view text, const std::string& name = "<ir>");
 /// Verify structural and type invariants; throws tile::error naming the offending op's source
 /// location and the broken rule. `stage` names the pass that ran last (for messages).

@@ -3,8 +3,9 @@
 // the printer, op form by op form: attributes printed by meaning are read back into attrs.ints
 // as the front end builds them (a flag that is off and a choice left at its default are not
 // printed, and come back as 0 or the default), generic `ints = [...]`, `f = ...` and `str = ...`
-// after them. What the printer does not print (num_warps, num_stages, enable_fp_fusion, columns)
-// comes back as the defaults. A location's file is kept in a process-wide table of names (a
+// after them. The GPU level's layouts come back from the `#L0 = linear<…>` lines before the
+// kernel, and num_warps, num_stages and fp_fusion from its `attributes {gpu, …}`; tile IR, whose
+// text has neither, gets their defaults (columns are never printed). A location's file is kept in a process-wide table of names (a
 // src_loc holds a pointer to storage of static duration).
 //
 // Errors: tile::error "<name>:<line>:<column>: <what was expected>, found '<token>'", the name
@@ -30,11 +31,11 @@ const char* intern(const std::string& s) {
   return names.insert(s).first->c_str();
 }
 
-enum class tok : std::uint8_t { end, ident, value, symbol, integer, floating, string, punct };
+enum class tok : std::uint8_t { end, ident, value, symbol, alias, integer, floating, string, punct };
 
 struct token {
   tok kind = tok::end;
-  std::string text;  // ident / value (without %) / symbol (without @) / string (unquoted) / punct / number
+  std::string text;  // ident / value (without %) / symbol (without @) / alias (without #) / string (unquoted) / punct / number
   int line = 1, col = 1;
   std::size_t start = 0, stop = 0;  // its bytes in the text
 };
@@ -58,9 +59,9 @@ class Lexer {
     if (i_ >= s_.size()) return t;
     const char c = s_[i_];
     auto ident_char = [](char x) { return std::isalnum(static_cast<unsigned char>(x)) || x == '_' || x == '.'; };
-    if (c == '%' || c == '@') {
+    if (c == '%' || c == '@' || c == '#') {
       get();
-      t.kind = c == '%' ? tok::value : tok::symbol;
+      t.kind = c == '%' ? tok::value : c == '@' ? tok::symbol : tok::alias;
       while (i_ < s_.size() && ident_char(s_[i_])) t.text += get();
       if (t.text.empty()) fail(t, "a name after '" + std::string(1, c) + "'");
       return t;
@@ -190,6 +191,7 @@ class Parser {
 
   std::unique_ptr<Function> run() {
     auto f = std::make_unique<Function>();
+    while (t_.kind == tok::alias) alias_def();
     expect_ident("kernel");
     if (t_.kind != tok::symbol) fail("the kernel's name '@name'");
     f->name = t_.text;
@@ -226,6 +228,7 @@ class Parser {
       f->arg_info.push_back(info);
     }
     advance();
+    if (is_ident("attributes")) kernel_attributes(*f);
     expect("{");
     f->loc = location();
     block(f->body);
@@ -238,6 +241,84 @@ class Parser {
   Lexer lex_;
   token t_;
   std::unordered_map<std::string, Value*> values_;
+  std::unordered_map<std::string, std::shared_ptr<const layout::LinearLayout>> aliases_;
+
+  /// `#L0 = linear<[64, 64] reg = [[0, 1]], lane = […], warp = […]>` (printer.cpp's layout_text)
+  void alias_def() {
+    const token name = t_;
+    advance();
+    expect("=");
+    expect_ident("linear");
+    expect("<");
+    layout::LinearLayout l;
+    l.shape = int_list("the tile's extents '[64, 64]'");
+    auto bases = [&](const char* key) {
+      expect_ident(key);
+      expect("=");
+      expect("[");
+      std::vector<layout::Coords> v;
+      while (!is("]")) {
+        if (!v.empty()) expect(",");
+        const token at = t_;
+        v.push_back(int_list("a basis '[…]'"));
+        if (v.back().size() != l.shape.size())
+          fail_at(at, "a basis of " + std::to_string(l.shape.size()) + " coordinate(s) (the tile's rank)");
+        for (std::size_t d = 0; d < l.shape.size(); ++d)
+          if (v.back()[d] < 0 || v.back()[d] >= l.shape[d]) fail_at(at, "a basis inside the tile's extents");
+      }
+      advance();
+      return v;
+    };
+    l.reg = bases("reg");
+    expect(",");
+    l.lane = bases("lane");
+    expect(",");
+    l.warp = bases("warp");
+    expect(">");
+    for (auto e : l.shape)
+      if (e < 1 || (e & (e - 1))) fail_at(name, "extents that are powers of two");
+    if (!aliases_.emplace(name.text, std::make_shared<const layout::LinearLayout>(std::move(l))).second)
+      fail_at(name, "a layout name not defined before ('#" + name.text + "' is)");
+  }
+  std::vector<std::int64_t> int_list(const std::string& what) {
+    if (!is("[")) fail(what);
+    advance();
+    std::vector<std::int64_t> v;
+    while (!is("]")) {
+      if (!v.empty()) expect(",");
+      v.push_back(integer("an integer"));
+    }
+    advance();
+    return v;
+  }
+  /// `attributes {gpu, num_warps = 4, num_stages = 3, fp_fusion = 0}`
+  void kernel_attributes(Function& f) {
+    advance();
+    expect("{");
+    while (!is("}")) {
+      if (is(",")) advance();
+      const token key = t_;
+      const std::string w = ident("a kernel attribute (gpu, num_warps, num_stages, fp_fusion)");
+      if (w == "gpu") {
+        f.gpu = true;
+        continue;
+      }
+      expect("=");
+      const token at = t_;
+      const std::int64_t v = integer("an integer");
+      if (w == "num_warps") {
+        if (v < 1 || v > 32 || (v & (v - 1))) fail_at(at, "a power of two from 1 to 32 warps");
+        f.num_warps = static_cast<int>(v);
+      } else if (w == "num_stages") {
+        f.num_stages = static_cast<int>(v);
+      } else if (w == "fp_fusion") {
+        f.fp_fusion = v != 0;
+      } else {
+        fail_at(key, "a kernel attribute (gpu, num_warps, num_stages, fp_fusion)");
+      }
+    }
+    advance();
+  }
 
   void advance() { t_ = lex_.next(); }
   /// The token after the current one (the lexer copied: it holds only positions).
@@ -324,6 +405,13 @@ class Parser {
         if (!ty.shape.empty()) expect(",");
         ty.shape.push_back(integer("a dimension"));
       }
+      advance();
+    }
+    if (t_.kind == tok::alias) {  // the GPU level: the tile's layout
+      auto it = aliases_.find(t_.text);
+      if (it == aliases_.end()) fail("a layout defined before the kernel ('#" + t_.text + " = linear<…>')");
+      if (it->second->shape != ty.shape) fail("a layout of the tile's extents");
+      ty.layout = it->second;
       advance();
     }
     return ty;
@@ -523,6 +611,13 @@ class Parser {
       case OpKind::dot: {
         const attr_value* p = take("precision");
         a.ints = {p ? choice_of(*p, {"tf32", "tf32x3", "ieee"}) : -1};
+        if (const attr_value* e = take("mma")) {  // the GPU level's engine and warps
+          a.ints.push_back(choice_of(*e, {"none", "warp", "warpgroup"}));
+          const attr_value* w = take("warps");
+          if (w && (!w->is_list || w->list.size() != 2)) fail_at(w->at, "two warp counts '[m, n]'");
+          if (w) a.ints.insert(a.ints.end(), w->list.begin(), w->list.end());
+          else if (a.ints[1] == 0 && !generic) a.ints.insert(a.ints.end(), {0, 0});
+        }
         break;
       }
       case OpKind::print:
@@ -548,7 +643,7 @@ class Parser {
     }
     if (generic) {
       if (!meaning && kind != OpKind::div && kind != OpKind::sqrt && kind != OpKind::exp) a.ints.clear();
-      if (kind == OpKind::load || kind == OpKind::store || kind == OpKind::atomic_rmw || kind == OpKind::dot || kind == OpKind::print) {
+      if (kind == OpKind::load || kind == OpKind::store || kind == OpKind::atomic_rmw || kind == OpKind::print) {
         // printed generically when the implied flags disagree with the operands: all of them
         if (generic->list.size() >= a.ints.size()) a.ints.clear();
       }

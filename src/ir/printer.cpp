@@ -90,19 +90,40 @@ class Printer {
       std::string nm = i < f.arg_info.size() && !f.arg_info[i].name.empty() ? f.arg_info[i].name
                                                                             : "arg" + std::to_string(i);
       names_[a] = "%" + nm;
-      out_ += (i ? ", " : "") + names_[a] + ": " + a->type.str();
+      out_ += (i ? ", " : "") + names_[a] + ": " + type_text(a->type);
       if (i < f.arg_info.size() && f.arg_info[i].divisibility > 1)
         out_ += " {div=" + std::to_string(f.arg_info[i].divisibility) + "}";
       if (i < f.arg_info.size() && (f.arg_info[i].nonneg || f.arg_info[i].positive))
         out_ += f.arg_info[i].positive ? " {positive}" : " {nonneg}";
       if (i < f.arg_info.size() && f.arg_info[i].noalias) out_ += " {noalias}";
     }
-    out_ += ") {";
+    out_ += ")";
+    if (f.gpu) {
+      out_ += " attributes {gpu, num_warps = " + std::to_string(f.num_warps) + ", num_stages = " + std::to_string(f.num_stages);
+      if (!f.fp_fusion) out_ += ", fp_fusion = 0";
+      out_ += "}";
+    }
+    out_ += " {";
     if (locs_ && f.loc.known()) out_ += loc_text(f.loc);
     out_ += "\n";
     block(f.body, 1);
     out_ += "}\n";
-    return std::move(out_);
+    if (aliases_.empty()) return std::move(out_);
+    // the layouts the types name, one line each, before the kernel
+    std::string head;
+    for (std::size_t i = 0; i < aliases_.size(); ++i) head += "#L" + std::to_string(i) + " = " + layout_text(aliases_[i]) + "\n";
+    return head + out_;
+  }
+
+  /// `linear<[64, 64] reg = [[0, 1], [0, 2]], lane = [[1, 0], …], warp = […]>`: what the
+  /// parser reads back (the bases of each register, lane and warp bit, in bit order).
+  static std::string layout_text(const layout::LinearLayout& l) {
+    auto bases = [](const std::vector<layout::Coords>& v) {
+      std::string s = "[";
+      for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + int_list(v[i]);
+      return s + "]";
+    };
+    return "linear<" + int_list(l.shape) + " reg = " + bases(l.reg) + ", lane = " + bases(l.lane) + ", warp = " + bases(l.warp) + ">";
   }
 
  private:
@@ -111,6 +132,17 @@ class Printer {
   std::string out_;
   std::unordered_map<const Value*, std::string> names_;
   unsigned next_ = 0;
+  std::vector<layout::LinearLayout> aliases_;  // #L0, #L1, … in order of first use
+
+  /// A type as Type::str() writes it, a layout as its alias (`f32[64] #L0`).
+  std::string type_text(const Type& t) {
+    std::string s = t.without_layout().str();
+    if (!t.layout) return s;
+    std::size_t i = 0;
+    while (i < aliases_.size() && !(aliases_[i] == *t.layout)) ++i;
+    if (i == aliases_.size()) aliases_.push_back(*t.layout);
+    return s + " #L" + std::to_string(i);
+  }
 
   std::string define(const Value* v) {
     std::string n(1, '%');  // (not "%" + …: GCC 12's -O3 -Wrestrict false positive)
@@ -128,17 +160,17 @@ class Printer {
     for (std::size_t i = from; i < vs.size() && i < to; ++i) s += (i > from ? ", " : "") + use(vs[i]);
     return s;
   }
-  static std::string types(const std::vector<const Type*>& ts) {
+  std::string types(const std::vector<const Type*>& ts) {
     std::string s;
-    for (std::size_t i = 0; i < ts.size(); ++i) s += (i ? ", " : "") + ts[i]->str();
+    for (std::size_t i = 0; i < ts.size(); ++i) s += (i ? ", " : "") + type_text(*ts[i]);
     return s;
   }
-  static std::string result_types(const Op& op) {
+  std::string result_types(const Op& op) {
     std::vector<const Type*> ts;
     for (auto& r : op.results) ts.push_back(&r->type);
     return types(ts);
   }
-  static std::string operand_types(const Op& op) {
+  std::string operand_types(const Op& op) {
     std::vector<const Type*> ts;
     for (auto* o : op.operands)
       if (o) ts.push_back(&o->type);
@@ -150,7 +182,7 @@ class Printer {
   /// "(%5: i32, %6: f32)": defines the block's arguments.
   std::string arg_defs(const Block& b) {
     std::string s = "(";
-    for (std::size_t i = 0; i < b.args.size(); ++i) s += (i ? ", " : "") + define(b.args[i].get()) + ": " + b.args[i]->type.str();
+    for (std::size_t i = 0; i < b.args.size(); ++i) s += (i ? ", " : "") + define(b.args[i].get()) + ": " + type_text(b.args[i]->type);
     return s + ")";
   }
   /// "%5 = %1, %6 = %2": defines block arguments bound to initial values (lists of equal length).
@@ -200,7 +232,7 @@ class Printer {
     bool conversion = op.kind == OpKind::cast || op.kind == OpKind::bitcast || op.kind == OpKind::split ||
                       op.kind == OpKind::reshape || op.kind == OpKind::broadcast ||
                       op.kind == OpKind::splat || op.kind == OpKind::expand_dims ||
-                      op.kind == OpKind::permute || op.kind == OpKind::join;
+                      op.kind == OpKind::permute || op.kind == OpKind::join || op.kind == OpKind::convert_layout;
     if (conversion && !op.operands.empty()) {
       out_ += " : " + operand_types(op) + " -> " + result_types(op);
     } else if (!op.results.empty()) {
@@ -365,6 +397,12 @@ class Printer {
         break;
       case OpKind::dot:
         if (take(1)) choice(0, "precision", {"tf32", "tf32x3", "ieee"}, -1);
+        if (a.ints.size() >= 4 && a.ints[1] >= 0 && a.ints[1] <= 2) {  // the GPU level's engine
+          used_ints = 4;
+          t.named.push_back("mma = " + std::string(enum_name(a.ints[1], {"none", "warp", "warpgroup"})));
+          if (a.ints[1]) t.named.push_back("warps = " + int_list({a.ints[2], a.ints[3]}));
+          else if (a.ints[2] || a.ints[3]) used_ints = 2;  // (warps without an engine: printed generically)
+        }
         break;
       case OpKind::print:
         t.keyword = quote(a.str);

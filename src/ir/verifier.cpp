@@ -9,7 +9,9 @@
 //               defined inside a region is never used outside it, and an op's own results are not
 //               visible in its regions;
 //   per op      operand and result counts and types, attributes and region signatures, as
-//               documented row by row in ops.def.
+//               documented row by row in ops.def;
+//   layouts     at the GPU level, every tile's layout and the layouts each op's values must
+//               share (verify_layouts.cpp); in tile IR, none.
 // Power-of-two extents are not an IR rule (the frontend enforces them for user tiles).
 //
 // A violation throws tile::error:
@@ -20,6 +22,7 @@
 #include <unordered_set>
 
 #include "ir/ir.hpp"
+#include "ir/verify_layouts.hpp"
 
 namespace tile::ir {
 
@@ -46,7 +49,7 @@ std::vector<const Type*> types_of(const std::vector<std::unique_ptr<Value>>& vs,
   return out;
 }
 bool same_types(const std::vector<const Type*>& a, const std::vector<const Type*>& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Type* x, const Type* y) { return *x == *y; });
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Type* x, const Type* y) { return x->same_data(*y); });
 }
 std::string shape_text(const std::vector<std::int64_t>& s) {
   std::string out = "[";
@@ -81,6 +84,14 @@ class Verifier {
   std::unordered_set<const Value*> visible_;
   std::unordered_map<const Value*, std::size_t> order_;  // pre-order position of each definition
   std::unordered_map<const Op*, std::size_t> op_order_;  // values defined before the op
+  int lane_bits_ = -1;  // the GPU level's lane bases a layout (the first tile's)
+
+  void check_layout(const Op* op, const Type& t) {
+    std::string r = gpu_type_rule(f_, t, lane_bits_);
+    if (r.empty()) return;
+    if (op) fail(*op, r);
+    fail_fn(r);
+  }
 
   [[noreturn]] void fail(const Op& op, const std::string& rule, const std::string& types = {}) const {
     std::string m = "IR verifier (after " + std::string(stage_) + "): op '" + std::string(op_name(op.kind)) + "': " + rule;
@@ -110,6 +121,7 @@ class Verifier {
         fail_fn("kernel argument " + std::to_string(i) + " has inconsistent owner links");
       }
       check_extents(b.parent, a->type);
+      check_layout(b.parent, a->type);
       visible_.insert(a);
       added.push_back(a);
     }
@@ -131,8 +143,10 @@ class Verifier {
         if (r->def != &op || r->owner || r->index != i)
           fail(op, "result " + std::to_string(i) + " has inconsistent definition links");
         check_extents(&op, r->type);
+        check_layout(&op, r->type);
       }
       check_op(op);
+      if (std::string rule = gpu_op_rule(f_, op); !rule.empty()) fail(op, rule);
       for (auto& r : op.regions) {
         if (r->parent != &op) fail(op, "a region's parent link does not name its op");
         block(*r);
@@ -225,7 +239,7 @@ class Verifier {
   const Type& in(const Op& op, std::size_t i) { return op.operands[i]->type; }
   const Type& out(const Op& op, std::size_t i = 0) { return op.results[i]->type; }
   void same(const Op& op, const Type& a, const Type& b, const char* rule) {
-    if (!(a == b)) fail(op, rule, type_list({&a, &b}));
+    if (!a.same_data(b)) fail(op, rule, type_list({&a, &b}));
   }
   static Type pointee(const Type& p) { return Type{p.elem, false, p.shape}; }
 
@@ -271,13 +285,13 @@ class Verifier {
       case OpKind::arange:
         counts(op, 0, 1);
         ints(op, 2);
-        if (out(op) != Type{dtype::i32, false, {at[1] - at[0]}})
+        if (!out(op).same_data(Type{dtype::i32, false, {at[1] - at[0]}}))
           fail(op, "the result must be i32[end - start] for start " + std::to_string(at[0]) + ", end " + std::to_string(at[1]),
                out(op).str());
         break;
       case OpKind::splat:
         counts(op, 1, 1);
-        if (!in(op, 0).is_scalar() || out(op).is_scalar() || in(op, 0) != out(op).scalar())
+        if (!in(op, 0).is_scalar() || out(op).is_scalar() || !in(op, 0).same_data(out(op).scalar()))
           fail(op, "splat takes a scalar to a tile of its element type", type_list({&in(op, 0), &out(op)}));
         break;
       case OpKind::broadcast: {
@@ -295,7 +309,7 @@ class Verifier {
         range(op, 0, 0, static_cast<std::int64_t>(a.shape.size()), "axis");
         auto s = a.shape;
         s.insert(s.begin() + at[0], 1);
-        if (out(op) != a.with_shape(s)) fail(op, "the result must insert an extent of 1 at the axis", type_list({&a, &out(op)}));
+        if (!out(op).same_data(a.with_shape(s))) fail(op, "the result must insert an extent of 1 at the axis", type_list({&a, &out(op)}));
         break;
       }
       case OpKind::reshape:
@@ -313,7 +327,7 @@ class Verifier {
         if (!ok) fail(op, "the order attribute must be a permutation of the input's axes", a.str());
         std::vector<std::int64_t> s;
         for (auto i : at) s.push_back(a.shape[static_cast<std::size_t>(i)]);
-        if (out(op) != a.with_shape(s)) fail(op, "the result shape must be the input's axes in the given order", type_list({&a, &out(op)}));
+        if (!out(op).same_data(a.with_shape(s))) fail(op, "the result shape must be the input's axes in the given order", type_list({&a, &out(op)}));
         break;
       }
       case OpKind::join: {
@@ -321,7 +335,7 @@ class Verifier {
         same(op, in(op, 0), in(op, 1), "both operands must have the same type");
         auto s = in(op, 0).shape;
         s.push_back(2);
-        if (out(op) != in(op, 0).with_shape(s)) fail(op, "the result must be the operands' shape + [2]", type_list({&in(op, 0), &out(op)}));
+        if (!out(op).same_data(in(op, 0).with_shape(s))) fail(op, "the result must be the operands' shape + [2]", type_list({&in(op, 0), &out(op)}));
         break;
       }
       case OpKind::split: {
@@ -330,7 +344,7 @@ class Verifier {
         if (a.shape.empty() || a.shape.back() != 2) fail(op, "the operand's last extent must be 2", a.str());
         auto s = a.shape;
         s.pop_back();
-        if (out(op, 0) != a.with_shape(s) || out(op, 1) != a.with_shape(s))
+        if (!out(op, 0).same_data(a.with_shape(s)) || !out(op, 1).same_data(a.with_shape(s)))
           fail(op, "both results must be the operand without its last axis", type_list({&a, &out(op, 0), &out(op, 1)}));
         break;
       }
@@ -510,7 +524,7 @@ class Verifier {
       }
       case OpKind::if_: {
         if (op.operands.size() != 1) fail(op, "expects 1 operand, got " + std::to_string(op.operands.size()));
-        if (in(op, 0) != Type{dtype::i1, false, {}}) fail(op, "the condition must be an i1 scalar", in(op, 0).str());
+        if (!in(op, 0).same_data(Type{dtype::i1, false, {}})) fail(op, "the condition must be an i1 scalar", in(op, 0).str());
         regions(op, 2);
         for (unsigned r = 0; r < 2; ++r)
           if (!op.region(r)->args.empty()) fail(op, "the branches of 'if' take no arguments");
@@ -521,7 +535,7 @@ class Verifier {
         break;
       case OpKind::condition:
         counts(op, 1, 0);
-        if (in(op, 0) != Type{dtype::i1, false, {}}) fail(op, "the condition must be an i1 scalar", in(op, 0).str());
+        if (!in(op, 0).same_data(Type{dtype::i1, false, {}})) fail(op, "the condition must be an i1 scalar", in(op, 0).str());
         break;
       case OpKind::ret:
         counts(op, 0, 0);
@@ -535,6 +549,10 @@ class Verifier {
         counts(op, 1, 0);
         if (in(op, 0).ptr || in(op, 0).elem != dtype::i1) fail(op, "the condition must be i1", in(op, 0).str());
         break;
+      case OpKind::convert_layout:
+        counts(op, 1, 1);
+        same(op, out(op), in(op, 0), "the result must have the operand's type (in another layout)");
+        break;
       case OpKind::hint:
         counts(op, 1, 1);
         ints(op, 2);
@@ -547,7 +565,7 @@ class Verifier {
   void mask_operand(const Op& op, std::size_t i, bool present) {
     if (!present) return;
     const Type& m = in(op, i);
-    if (m != in(op, 0).with_elem(dtype::i1)) fail(op, "the mask must be i1 of the pointers' shape", type_list({&in(op, 0), &m}));
+    if (!m.same_data(in(op, 0).with_elem(dtype::i1))) fail(op, "the mask must be i1 of the pointers' shape", type_list({&in(op, 0), &m}));
   }
 
   void regions(const Op& op, std::size_t n) {
@@ -581,7 +599,7 @@ class Verifier {
       if (t.ptr || t.shape != shape) fail(op, "inputs must be non-pointer tiles of one shape", type_list(types_of(op.operands)));
       auto s = shape;
       if (reduce) s.erase(s.begin() + op.attrs.ints[0]);
-      if (out(op, i) != t.with_shape(s))
+      if (!out(op, i).same_data(t.with_shape(s)))
         fail(op, reduce ? "result " + std::to_string(i) + " must be input " + std::to_string(i) + " without axis " +
                               std::to_string(op.attrs.ints[0]) + " (" + shape_text(shape) + " -> " + shape_text(s) + ")"
                         : "result " + std::to_string(i) + " must have input " + std::to_string(i) + "'s type",
@@ -589,7 +607,7 @@ class Verifier {
     }
     const Block& r = *op.region(0);
     bool ok = r.args.size() == 2 * n;
-    for (std::size_t i = 0; ok && i < 2 * n; ++i) ok = r.args[i]->type == in(op, i % n).scalar();
+    for (std::size_t i = 0; ok && i < 2 * n; ++i) ok = r.args[i]->type.same_data(in(op, i % n).scalar());
     if (!ok)
       fail(op, "the combine region takes two scalars per input (a0..an-1, b0..bn-1)",
            type_list(types_of(r.args)) + " for inputs " + type_list(types_of(op.operands)));

@@ -18,7 +18,7 @@
 #include "jit/llvm_passes.hpp"
 #include "jit/occupancy.hpp"
 #include "jit/stage_timer.hpp"
-#include "layout/assign_layouts.hpp"
+#include "layout/gpu_passes.hpp"
 #include "schedule/software_pipeline.hpp"
 #include "support/build_id.hpp"
 #include "support/env.hpp"
@@ -88,15 +88,20 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
   const bool tma = a.sm >= 90 && a.accel;
   std::unique_ptr<ir::Function> lowered = lower_descriptors(original, tma);
   const ir::Function* f = lowered ? lowered.get() : &original;
+  // the GPU level of the IR: tensor cores, layouts, conversions (layout/gpu_passes.hpp), then
+  // which loops are pipelined
+  const layout::target_caps caps{.mma = a.sm >= 80 ? 80 : 0, .wgmma = a.sm >= 90 && a.accel, .lanes = 32};
+  const auto pass_options = transforms::PassManager::Options::from_env();
+  std::unique_ptr<ir::Function> gpu;
   std::optional<analysis::AxisAnalysis> axis_store;
-  std::optional<layout::LayoutPlan> plan_store;
   schedule::PipelinePlan pipes;
   for (int attempt = 0;; ++attempt) {
-    axis_store.emplace(*f);
-    plan_store = layout::assign_layouts(*f, *axis_store, f->num_warps, {.mma = a.sm >= 80 ? 80 : 0, .wgmma = a.sm >= 90 && a.accel});
-    pipes = a.sm >= 80 ? schedule::plan_pipelines(*f, *plan_store, *axis_store, f->num_stages, smem_limit) : schedule::PipelinePlan{};
+    gpu = ir::clone(*f);
+    layout::to_gpu_ir(*gpu, caps, pass_options);
+    axis_store.emplace(*gpu);
+    pipes = a.sm >= 80 ? schedule::plan_pipelines(*gpu, *axis_store, gpu->num_stages, smem_limit) : schedule::PipelinePlan{};
     std::size_t kept = 0;
-    ir::walk(const_cast<ir::Block&>(f->body), [&](const ir::Op& o) { kept += o.kind == ir::OpKind::desc_load; });
+    ir::walk(gpu->body, [&](const ir::Op& o) { kept += o.kind == ir::OpKind::desc_load; });
     // (at most kMaxTensorMaps hidden parameters a kernel: what a launch passes)
     if ((kept == pipes.tensor_maps.size() && kept <= drivers::kMaxTensorMaps) || attempt > 0) {
       if (kept != pipes.tensor_maps.size())
@@ -107,17 +112,16 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
     lowered = lower_descriptors(original, false);
     f = lowered.get();
   }
-  const ir::Function& fn = *f;
+  const ir::Function& fn = *gpu;
   const analysis::AxisAnalysis& axis = *axis_store;
-  const layout::LayoutPlan& plan = *plan_store;
   timer.lap("layouts, pipelining");
   for (std::size_t i = 0; i < pipes.tensor_maps.size(); ++i) k->tensor_maps.push_back(tensor_map_of(fn, pipes, i));
-  if (env::enabled("TILE_DUMP_IR"))
-    std::cerr << "// ----- layouts for " << a.name() << ", " << fn.num_warps << " warps (kernel " << fn.name << ") ----- //\n"
-              << layout::print_plan(fn, plan, &axis) << schedule::print_pipelines(fn, pipes) << std::flush;
+  if (pass_options.dump_ir && !pipes.loops.empty())
+    std::cerr << "// ----- pipelined loops for " << a.name() << " (kernel " << fn.name << ") ----- //\n"
+              << schedule::print_pipelines(fn, pipes) << std::flush;
   llvm::LLVMContext ctx;
   targets::nvptx::NvptxTarget target(a, fn.num_warps, static_cast<unsigned>(pipes.tensor_maps.size()), options);
-  codegen::gpu::GpuLowering lowering(ctx, target, plan, axis);
+  codegen::gpu::GpuLowering lowering(ctx, target, caps.lanes, axis);
   lowering.set_pipelines(&pipes);
   std::unique_ptr<llvm::Module> m = lowering.run(fn, k->entry);
   k->shared_bytes = lowering.shared_bytes();
@@ -130,8 +134,8 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
   k->ptx = emit(*m, *tm, emit_kind::assembly);
   timer.lap("PTX");
   if (dumping) {
-    dump_artifact(fn.name, digest, "tir", ir::print(fn, true));
-    dump_artifact(fn.name, digest, "layouts", layout::print_plan(fn, plan, &axis) + schedule::print_pipelines(fn, pipes));
+    dump_artifact(fn.name, digest, "tir", ir::print(*f, true));
+    dump_artifact(fn.name, digest, "layouts", layout::print_gpu_ir(fn, &axis) + schedule::print_pipelines(fn, pipes));
     dump_artifact(fn.name, digest, "ll", to_text(*m));
     dump_artifact(fn.name, digest, "ptx", k->ptx);
   }

@@ -1,5 +1,6 @@
 // src/layout/assign_layouts.cpp — layer: layout. See assign_layouts.hpp.
 #include "layout/assign_layouts.hpp"
+#include "layout/mma_engine.hpp"
 
 #include <algorithm>
 #include <map>
@@ -17,11 +18,9 @@ bool is_tile(const ir::Value* v) { return !v->type.shape.empty(); }
 
 class Assigner {
  public:
-  Assigner(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps, target_caps caps)
-      : f_(f), ai_(ai), caps_(caps) {
+  Assigner(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps, int lanes) : f_(f), ai_(ai) {
     plan_.num_warps = num_warps;
-    plan_.lanes = caps.lanes;
-    if (caps.lanes != 32) caps_.mma = 0, caps_.wgmma = false;  // mma.sync and wgmma are 32-lane forms
+    plan_.lanes = lanes;
   }
 
   LayoutPlan run() {
@@ -33,13 +32,9 @@ class Assigner {
         anchored_.insert(op.result());
         shape_anchor_.emplace(op.result()->type.shape, plan_.of[op.result()]);
       }
-      if (op.kind == OpKind::dot && caps_.mma >= 80 && mma_eligible(op)) {
+      if (op.kind == OpKind::dot && engine_of(op) != mma_engine::none) {  // (select_mma's choice)
         const auto& s = op.result()->type.shape;
-        const bool wg = caps_.wgmma && wgmma_eligible(op, plan_.num_warps);
-        const auto w = wg ? std::array<int, 2>{plan_.num_warps, 1} : mma_warps(s[0], s[1], plan_.num_warps);
-        plan_.mma[&op] = w;
-        if (wg) plan_.wgmma.insert(&op);
-        plan_.of[op.result()] = mma_v2(s[0], s[1], w, plan_.num_warps);
+        plan_.of[op.result()] = mma_v2(s[0], s[1], mma_warps_of(op), plan_.num_warps);
         anchored_.insert(op.result());
       }
     });
@@ -60,7 +55,6 @@ class Assigner {
  private:
   const ir::Function& f_;
   const analysis::AxisAnalysis& ai_;
-  target_caps caps_;
   LayoutPlan plan_;
   std::unordered_set<const ir::Value*> anchored_;
   std::map<std::vector<std::int64_t>, LinearLayout> shape_anchor_;  // the first load's layout per shape
@@ -374,20 +368,22 @@ bool wgmma_eligible(const ir::Op& dot, int num_warps) {
   return a[0] % (16 * num_warps) == 0 && b[1] >= 16 && b[1] <= 256 && b[1] % 16 == 0 && a[1] % 16 == 0;
 }
 
-LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps, target_caps caps) {
-  return Assigner(f, ai, num_warps, caps).run();
+LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps, int lanes) {
+  return Assigner(f, ai, num_warps, lanes).run();
 }
 
-std::string print_plan(const ir::Function& f, const LayoutPlan& plan, const analysis::AxisAnalysis* ai) {
+std::string print_gpu_ir(const ir::Function& f, const analysis::AxisAnalysis* ai) {
+  int conversions = 0;
   std::string text = ir::print(f, false, [&](const ir::Op& op) {
+    conversions += op.kind == OpKind::convert_layout;
     std::string n;
     for (const auto& r : op.results) {
-      if (plan.of.count(r.get())) n += (n.empty() ? "" : "; ") + plan.of.at(r.get()).str();
+      if (r->type.layout) n += (n.empty() ? "" : "; ") + r->type.layout->str();
       if (ai && !r->type.shape.empty() && (r->type.ptr || r->type.is_int())) n += " " + ai->at(r.get()).str();
     }
     return n;
   });
-  return text + "// layout conversions: " + std::to_string(plan.conversions) + "\n";
+  return text + "// layout conversions: " + std::to_string(conversions) + "\n";
 }
 
 }  // namespace tile::layout

@@ -1,10 +1,11 @@
 // src/layout/assign_layouts.hpp — layer: layout. Gives every tile value of a kernel a layout
-// (linear_layout.hpp) for a CTA of num_warps warps.
+// (support/linear_layout.hpp) for a CTA of num_warps warps: the decision the pass
+// assign_layouts (gpu_passes.hpp) writes into the IR's types.
 //
 //   1. anchors: loads and atomics take the coalesced layout of their pointer tile (the fastest
 //      axis is the most contiguous one; 16 bytes per thread along it where axis info shows
 //      contiguity), so consecutive lanes touch consecutive 16-byte chunks;
-//      dots that run on tensor cores take the MMA accumulator layout, and a loop-carried
+//      dots select_mma put on tensor cores take the MMA accumulator layout, and a loop-carried
 //      accumulator keeps it across the loop;
 //   2. consumers decide the rest, walking backwards: an op asks its operands for the layout that
 //      keeps it in registers (wanted_operands: elementwise ops the result's, a broadcast the
@@ -15,9 +16,8 @@
 //   3. a conversion that feeds an elementwise chain ending in a narrowing cast (a tensor-core
 //      accumulator's epilogue: leaky ReLU, then f32 -> f16) moves past the cast: the chain runs
 //      in the value's layout and the narrower result is converted instead (sink_conversions).
-// Where a use wants another layout than its value has, the lowering converts (in registers when
-// register_map allows, else through shared memory); `conversions` counts them, and TILE_DUMP_IR
-// prints the plan (print_plan) so each one is visible.
+// Where a use wants another layout than its value has, the pass puts a convert_layout before it;
+// remove_conversions then reuses or recomputes what it can.
 #pragma once
 
 #include <array>
@@ -29,7 +29,7 @@
 
 #include "analysis/axis_info.hpp"
 #include "ir/ir.hpp"
-#include "layout/linear_layout.hpp"
+#include "support/linear_layout.hpp"
 
 namespace tile::layout {
 
@@ -43,17 +43,10 @@ struct LayoutPlan {
   const LinearLayout& at(const ir::Value* v) const;
   /// Uses whose value arrives in another layout than the op wants (each is a conversion).
   int conversions = 0;
-  /// The dots that run on tensor cores (mma.sync m16n8k16), with their warps along M and N: the
-  /// result has mma_v2's layout; the operands are staged in shared memory and read as
-  /// mma_v2_operand's fragments.
-  std::unordered_map<const ir::Op*, std::array<int, 2>> mma;
-  /// The mma dots that run as wgmma (sm_90a): warps all along M (warps = {num_warps, 1}), so the
-  /// accumulator is mma_v2's layout and warpgroup g computes rows 64 g .. 64 g + 63 of every
-  /// 16 num_warps; the operands are read from swizzled shared memory through descriptors.
-  std::unordered_set<const ir::Op*> wgmma;
 };
 
-/// What the target offers the layouts: 0 no tensor cores, 80 mma.sync (sm_80 and later).
+/// What the target offers the GPU passes: 0 no tensor cores, 80 a warp's MMA (mma.sync, sm_80
+/// and later).
 struct target_caps {
   int mma = 0;
   bool wgmma = false;  // sm_90a: warpgroup-wide wgmma.mma_async
@@ -72,8 +65,9 @@ bool mma_eligible(const ir::Op& dot);
 /// 16 <= N <= 256, K a multiple of 16.
 bool wgmma_eligible(const ir::Op& dot, int num_warps);
 
-LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps,
-                          target_caps caps = {});
+/// The layouts of `f`'s tile values (its dots' engines as select_mma recorded them) for a CTA
+/// of `num_warps` warps of `lanes` threads.
+LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps, int lanes = 32);
 
 /// The coalesced layout for accesses through pointer tile `ptr`.
 LinearLayout coalesced(const ir::Value* ptr, const analysis::AxisAnalysis& ai, int num_warps, int lanes = 32);
@@ -85,8 +79,9 @@ LinearLayout default_layout(const ir::Type& t, int num_warps, int lanes = 32);
 std::vector<std::optional<LinearLayout>> wanted_operands(const ir::Op& op, const LayoutPlan& plan,
                                                          const analysis::AxisAnalysis& ai);
 
-/// The kernel's IR with each tile value's layout (after `%v = …` lines; with `ai`, the axis info
-/// of integer and pointer tiles too), and the number of conversions.
-std::string print_plan(const ir::Function& f, const LayoutPlan& plan, const analysis::AxisAnalysis* ai = nullptr);
+/// A GPU-level kernel's IR with each result's layout spelled out after its line (with `ai`, the
+/// axis info of integer and pointer tiles too), then the number of convert_layout ops
+/// ("// layout conversions: N"): TILE_DUMP_DIR's .layouts artifact.
+std::string print_gpu_ir(const ir::Function& f, const analysis::AxisAnalysis* ai = nullptr);
 
 }  // namespace tile::layout

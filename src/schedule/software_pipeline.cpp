@@ -3,6 +3,7 @@
 // `stages - 1` iterations ahead (see the header for the conditions). The GPU lowering
 // (codegen/gpu/gpu_pipeline.cpp) emits the ring, the cp.async copies and the waits.
 #include "schedule/software_pipeline.hpp"
+#include "layout/assign_layouts.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -42,6 +43,7 @@ bool safe_ahead(OpKind k) {
     case OpKind::neg:
     case OpKind::bit_not:
     case OpKind::select:
+    case OpKind::convert_layout:
     case OpKind::hint: return true;
     default: return false;
   }
@@ -91,7 +93,6 @@ int arg_index(const ir::Block& body, const ir::Value* v) {
 }
 
 struct Planner {
-  const layout::LayoutPlan& plan;
   const analysis::AxisAnalysis& axis;
   const Users& users;
   int num_stages;
@@ -101,8 +102,8 @@ struct Planner {
   /// when the tile's rows are not copied in runs of 4 bytes or more.
   int copy_run(const ir::Op& load, std::int64_t es) const {
     const ir::Value* r = load.result();
-    if (r->type.shape.size() != 2 || !plan.of.count(r)) return 0;
-    auto [w, ax] = layout::register_run(plan.at(r));
+    if (r->type.shape.size() != 2 || !r->type.layout) return 0;
+    auto [w, ax] = layout::register_run(*r->type.layout);
     if (ax != 1) return 0;
     const auto& pi = axis.at(load.operand(0));
     std::int64_t limit = std::min<std::int64_t>({w, pi.contiguity[1], std::max<std::int64_t>(1, pi.divisibility[1] / es), 16 / es});
@@ -134,7 +135,7 @@ struct Planner {
     if (writes_memory(body)) return std::nullopt;
     PipelinedLoop pl;
     for (const auto& o : body.ops) {
-      if (o->kind != OpKind::dot || !plan.mma.count(o.get())) continue;
+      if (o->kind != OpKind::dot || layout::engine_of(*o) == layout::mma_engine::none) continue;
       const ir::Op* la = o->operand(0)->def;
       const ir::Op* lb = o->operand(1)->def;
       if (!ring_load(la, *o, body) || !ring_load(lb, *o, body) || la == lb) continue;
@@ -169,7 +170,7 @@ struct Planner {
     if (pl.tma)
       for (const auto& [d, idx] : pl.dots) {
         (void)idx;
-        if (!plan.wgmma.count(d)) return std::nullopt;
+        if (layout::engine_of(*d) != layout::mma_engine::warpgroup) return std::nullopt;
       }
 
     // the ahead slice: the loads' operands, back through the body to its arguments
@@ -266,7 +267,7 @@ struct Planner {
     pl.async_wgmma = true;
     for (const auto& [d, idx] : pl.dots) {
       (void)idx;
-      bool ok = plan.wgmma.count(d) != 0;
+      bool ok = layout::engine_of(*d) == layout::mma_engine::warpgroup;
       auto u = users.find(d->result());
       ok = ok && u != users.end() && u->second.size() == 1 && u->second[0] == yield;
       if (ok) {  // the accumulator: a carried value the dot alone reads, fed back by it alone
@@ -292,12 +293,14 @@ struct Planner {
 
 }  // namespace
 
-PipelinePlan plan_pipelines(const ir::Function& f, const layout::LayoutPlan& plan, const analysis::AxisAnalysis& axis,
-                            int num_stages, std::uint64_t smem_limit) {
+PipelinePlan plan_pipelines(const ir::Function& f, const analysis::AxisAnalysis& axis, int num_stages,
+                            std::uint64_t smem_limit) {
   PipelinePlan p;
-  if (num_stages < 2 || plan.mma.empty()) return p;
+  bool any_mma = false;
+  ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) { any_mma |= layout::engine_of(o) != layout::mma_engine::none; });
+  if (num_stages < 2 || !any_mma) return p;
   const Users users = users_of(f);
-  Planner pl{plan, axis, users, num_stages, smem_limit};
+  Planner pl{axis, users, num_stages, smem_limit};
   ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
     if (o.kind != OpKind::for_) return;
     if (auto l = pl.loop(o)) {

@@ -5,7 +5,7 @@
 // reads buffer i % stages while the copies of the iterations after it are in flight.
 //
 // A loop qualifies when, in its body (top level):
-//   - a dot the layouts put on tensor cores (LayoutPlan::mma) takes both operands, 16-bit (f16
+//   - a dot select_mma put on tensor cores (layout/mma_engine.hpp) takes both operands, 16-bit (f16
 //     or bf16), straight from loads of the body that nothing else uses: no `other` but zero, not
 //     volatile, rows of the tile contiguous in memory in runs of at least 4 bytes (the copy size)
 //     with the mask constant over each run;
@@ -30,7 +30,7 @@
 
 #include "analysis/axis_info.hpp"
 #include "ir/ir.hpp"
-#include "layout/assign_layouts.hpp"
+#include "layout/mma_engine.hpp"
 
 namespace tile::schedule {
 
@@ -99,10 +99,10 @@ struct PipelinePlan {
 /// A launch with an extent of 0 is another specialization, one with masked loads.
 bool tma_candidate(const ir::Function& f, const ir::Op& desc_load, int num_warps);
 
-/// The loops of `f` to pipeline with up to `num_stages` stages (none below 2) on a target with
-/// `smem_limit` bytes of shared memory per CTA.
-PipelinePlan plan_pipelines(const ir::Function& f, const layout::LayoutPlan& plan, const analysis::AxisAnalysis& axis,
-                            int num_stages, std::uint64_t smem_limit);
+/// The loops of `f` (the GPU level: layouts and dot engines in the IR) to pipeline with up to
+/// `num_stages` stages (none below 2) on a target with `smem_limit` bytes of shared memory per CTA.
+PipelinePlan plan_pipelines(const ir::Function& f, const analysis::AxisAnalysis& axis, int num_stages,
+                            std::uint64_t smem_limit);
 
 /// "pipelined for (3 stages, 2 loads, 18432 bytes a stage)" lines for TILE_DUMP_IR.
 std::string print_pipelines(const ir::Function& f, const PipelinePlan& p);

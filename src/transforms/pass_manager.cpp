@@ -53,8 +53,8 @@ void timing_table(std::ostream& os, const ir::Function& f, const std::vector<Pas
 bool PassManager::run(ir::Function& f) {
   std::ostream& os = options_.out ? *options_.out : std::cerr;
   timings_.clear();
-  if (options_.dump_ir) dump(os, f, "trace");
-  if (options_.verify) ir::verify(f, "trace");
+  if (options_.dump_ir && options_.dump_input) dump(os, f, options_.input_stage);
+  if (options_.verify) ir::verify(f, options_.input_stage);
   bool changed = false;
   for (auto& p : passes_) {
     auto start = std::chrono::steady_clock::now();

@@ -32,6 +32,10 @@ class PassManager {
     bool verify = true;         // run ir::verify on the input and after every pass
     bool time_passes = false;   // print a per-pass timing table when run() ends
     std::ostream* out = nullptr;  // where dumps and timings go; null means std::cerr
+    /// What produced the input (its dump's and verifier messages' stage name), and whether it is
+    /// dumped: a pipeline that continues another's output ("canonicalize") need not print it again.
+    std::string_view input_stage = "trace";
+    bool dump_input = true;
     /// TILE_DUMP_IR, TILE_VERIFY and TILE_TIME_PASSES (see support/env.cpp), output to stderr.
     static Options from_env();
   };
@@ -46,7 +50,7 @@ class PassManager {
   explicit PassManager(Options options) : options_(options) {}
 
   void add(std::unique_ptr<Pass> pass);
-  /// Run every pass in order. With `verify`, the input is verified first (stage "trace") and the
+  /// Run every pass in order. With `verify`, the input is verified first (stage input_stage) and the
   /// IR after every pass (stage = the pass's name); a failure throws tile::error. Returns whether
   /// any pass changed the IR.
   bool run(ir::Function& f);

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "layout/linear_layout.hpp"
+#include "support/linear_layout.hpp"
 
 using namespace tile::layout;
 

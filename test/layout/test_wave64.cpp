@@ -1,13 +1,15 @@
-// test/layout/test_wave64.cpp — the warp size is data: the generic GPU layout pass
-// (assign_layouts) run with a 64-lane target description (an AMD CDNA wavefront) on kernels read
-// from IR text (ir::parse). Every layout then has six lane bases and owns each element once; the
-// tensor-core forms, which are 32-lane instructions, are not chosen; the 32-lane run of the same
-// kernels gives five lane bases and does choose them.
+// test/layout/test_wave64.cpp — the warp size is data: the generic GPU passes (layout/
+// gpu_passes.hpp: select_mma, assign_layouts, remove_conversions) run with a 64-lane target
+// description (an AMD CDNA wavefront) on kernels read from IR text (ir::parse). Every layout then
+// has six lane bases and owns each element once, the verifier accepts the result after each
+// pass; the tensor-core forms, which are 32-lane instructions, are not chosen; the 32-lane run of
+// the same kernels gives five lane bases and does choose them.
 #include <doctest/doctest.h>
 
 #include "analysis/axis_info.hpp"
 #include "ir/ir.hpp"
-#include "layout/assign_layouts.hpp"
+#include "layout/gpu_passes.hpp"
+#include "layout/mma_engine.hpp"
 
 using namespace tile;
 
@@ -73,21 +75,44 @@ const char* kDotScan = R"(kernel @dot_scan(%arg0: ptr<f16> {div=16}, %arg1: ptr<
 }
 )";
 
-layout::LayoutPlan plan_for(const ir::Function& f, int warps, int lanes) {
-  analysis::AxisAnalysis ai(f);
-  return layout::assign_layouts(f, ai, warps, {.mma = 80, .wgmma = true, .lanes = lanes});
+/// `text` at the GPU level for `warps` warps of `lanes` threads (verified after every pass).
+std::unique_ptr<ir::Function> gpu_for(const char* text, int warps, int lanes) {
+  auto f = ir::parse(text, "wave64.tir");
+  f->num_warps = warps;
+  transforms::PassManager::Options o;
+  o.verify = true;
+  layout::to_gpu_ir(*f, {.mma = 80, .wgmma = true, .lanes = lanes}, o);
+  return f;
 }
 
-void check_every_layout(const layout::LayoutPlan& plan, int lanes, int warps) {
-  CHECK(plan.lanes == lanes);
-  CHECK(plan.scalar().num_lanes() == lanes);
-  CHECK(!plan.of.empty());
-  for (const auto& [v, l] : plan.of) {
+void check_every_layout(const ir::Function& f, int lanes, int warps) {
+  CHECK(f.gpu);
+  int tiles = 0;
+  auto check = [&](const ir::Value* v) {
+    if (v->type.shape.empty()) {
+      CHECK(!v->type.layout);
+      return;
+    }
+    REQUIRE(v->type.layout);
+    const auto& l = *v->type.layout;
     CAPTURE(l.str());
     CHECK(l.num_lanes() == lanes);
     CHECK(l.num_warps() == warps);
     CHECK(l.is_injective());
-  }
+    ++tiles;
+  };
+  ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& op) {
+    for (const auto& r : op.results) check(r.get());
+    for (const auto& reg : op.regions)
+      for (const auto& a : reg->args) check(a.get());
+  });
+  CHECK(tiles > 0);
+}
+
+int tensor_core_dots(const ir::Function& f) {
+  int n = 0;
+  ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& op) { n += layout::engine_of(op) != layout::mma_engine::none; });
+  return n;
 }
 
 }  // namespace
@@ -98,26 +123,25 @@ TEST_CASE("wave64: every layout of softmax and of a dot and scan has 64 lanes; n
     ir::verify(*f, "parse");
     CAPTURE(f->name);
     for (int warps : {1, 4, 8}) {
-      const auto wave64 = plan_for(*f, warps, 64);
-      check_every_layout(wave64, 64, warps);
-      CHECK(wave64.mma.empty());
-      CHECK(wave64.wgmma.empty());
-      const auto warp32 = plan_for(*f, warps, 32);
-      check_every_layout(warp32, 32, warps);
-      if (f->name == "dot_scan" && warps >= 4) CHECK(warp32.mma.size() == 1);
+      const auto wave64 = gpu_for(text, warps, 64);
+      check_every_layout(*wave64, 64, warps);
+      CHECK(tensor_core_dots(*wave64) == 0);
+      const auto warp32 = gpu_for(text, warps, 32);
+      check_every_layout(*warp32, 32, warps);
+      if (f->name == "dot_scan" && warps >= 4) CHECK(tensor_core_dots(*warp32) == 1);
     }
   }
 }
 
 TEST_CASE("wave64: a 1024-element row spreads over 4 warps of 64 lanes, 4 elements a thread") {
-  auto f = ir::parse(kSoftmax, "wave64.tir");
-  const auto plan = plan_for(*f, 4, 64);
+  auto f = gpu_for(kSoftmax, 4, 64);
   const ir::Value* loaded = nullptr;
   ir::walk(f->body, [&](const ir::Op& op) {
     if (op.kind == ir::OpKind::load) loaded = op.result();
   });
   REQUIRE(loaded);
-  const auto& l = plan.at(loaded);
+  REQUIRE(loaded->type.layout);
+  const auto& l = *loaded->type.layout;
   CHECK(l.num_regs() == 4);   // 1024 / (64 lanes x 4 warps), one 16-byte vector
   CHECK(l.lane.size() == 6);
   CHECK(l.coords(1, 0, 0) == layout::Coords{1});

@@ -48,7 +48,7 @@ void GpuLowering::lower_control(const ir::Op& op) {
   // the layout of result k (scalars: the scalar layout)
   auto lay = [&](std::size_t k) {
     const ir::Value* r = op.result(static_cast<unsigned>(k));
-    return r->type.shape.empty() ? plan.scalar() : plan.at(r);
+    return r->type.shape.empty() ? scalar_ : layout_of(r);
   };
   auto fit = [&](std::vector<DV> v) {
     for (std::size_t k = 0; k < v.size() && k < op.results.size(); ++k)

@@ -284,81 +284,26 @@ std::function<Coords(const Coords&)> GpuLowering::shape_map(const ir::Op& op, co
   }
 }
 
-std::optional<DV> GpuLowering::rematerialize(const ir::Value* v, const LinearLayout& l, int budget) {
-  const ir::Op* op = v->def;
-  if (!op || budget <= 0 || op->results.size() != 1 || v->type.shape.empty()) return std::nullopt;
-  const ir::Type& t = v->type;
-  auto operand_in = [&](unsigned k, const LinearLayout& want) -> std::optional<DV> {
-    const ir::Value* x = op->operand(k);
-    if (x->type.shape.empty()) return get(x);  // scalars are the same everywhere
-    const DV& have = get(x);
-    if (have.layout == want) return have;
-    return rematerialize(x, want, budget - 1);
-  };
-  switch (op->kind) {
-    case OpKind::constant:
-    case OpKind::splat: {
-      const DV& c = values_.count(v) ? get(v) : get(op->operand(0));
-      return splat(c.regs.at(0), t, l);
-    }
-    case OpKind::arange: {
-      DV d{l, {}, t};
-      const auto start = static_cast<std::uint32_t>(op->attrs.ints.at(0));
-      for (int r = 0; r < l.num_regs(); ++r) d.regs.push_back(b().CreateAdd(coord(l, r, 0), b().getInt32(start)));
-      return d;
-    }
-    case OpKind::broadcast:
-    case OpKind::expand_dims:
-    case OpKind::reshape: {
-      const auto& ss = op->operand(0)->type.shape;
-      const LinearLayout src = op->kind == OpKind::broadcast     ? layout::broadcast_source(l, ss)
-                               : op->kind == OpKind::expand_dims ? layout::slice(l, static_cast<int>(op->attrs.ints.at(0)))
-                                                                 : layout::reshape(l, ss);
-      auto x = operand_in(0, src);
-      if (!x) return std::nullopt;
-      if (x->scalar()) return splat(x->regs.at(0), t, l);
-      for (int r = 0; r < l.num_regs(); ++r)  // the source must hold each element in the same thread
-        if (!layout::register_of(x->layout, shape_map(*op, l)(l.coords(r, 0, 0)))) return std::nullopt;
-      return remap(*x, l, t, shape_map(*op, l));
-    }
-    default: break;
-  }
-  if (!ir::is_elementwise(op->kind) || !op->regions.empty()) return std::nullopt;
-  std::vector<DV> in;
-  for (unsigned k = 0; k < op->operands.size(); ++k) {
-    auto x = operand_in(k, l);
-    if (!x) return std::nullopt;
-    in.push_back(std::move(*x));
-  }
-  DV out{l, {}, t};
-  for (int r = 0; r < l.num_regs(); ++r) {
-    std::vector<llvm::Value*> args;
-    for (const DV& d : in) args.push_back(d.regs.size() == 1 ? d.regs[0] : d.regs.at(static_cast<std::size_t>(r)));
-    out.regs.push_back(S.scalar_op(*op, args));
-  }
-  return out;
-}
-
 void GpuLowering::lower_shape(const ir::Op& op) {
   using ir::OpKind;
   const ir::Type& rt = op.result()->type;
   switch (op.kind) {
     case OpKind::broadcast:
     case OpKind::reshape:
-      set(op.result(), remap(operand(op, 0), plan.at(op.result()), rt, shape_map(op, plan.at(op.result()))));
+      set(op.result(), remap(operand(op, 0), layout_of(op.result()), rt, shape_map(op, layout_of(op.result()))));
       return;
     case OpKind::expand_dims: {
       DV x = operand(op, 0);
       if (x.scalar()) {
-        set(op.result(), splat(x.regs[0], rt, plan.at(op.result())));
+        set(op.result(), splat(x.regs[0], rt, layout_of(op.result())));
         return;
       }
-      set(op.result(), remap(x, plan.at(op.result()), rt, shape_map(op, plan.at(op.result()))));
+      set(op.result(), remap(x, layout_of(op.result()), rt, shape_map(op, layout_of(op.result()))));
       return;
     }
     case OpKind::permute: {
       DV x = operand(op, 0);
-      set(op.result(), remap(x, plan.at(op.result()), rt, [&](const Coords& c) {
+      set(op.result(), remap(x, layout_of(op.result()), rt, [&](const Coords& c) {
         Coords s(c.size());
         for (std::size_t i = 0; i < c.size(); ++i) s[static_cast<std::size_t>(op.attrs.ints[i])] = c[i];
         return s;
@@ -366,9 +311,9 @@ void GpuLowering::lower_shape(const ir::Op& op) {
       return;
     }
     case OpKind::join: {
-      const LinearLayout& l = plan.at(op.result());
+      const LinearLayout& l = layout_of(op.result());
       auto s = layout::split(l);
-      const LinearLayout opl = s ? *s : plan.at(op.operand(0));
+      const LinearLayout opl = s ? *s : layout_of(op.operand(0));
       DV a = get_as(op.operand(0), opl), c = get_as(op.operand(1), opl);
       // the result as the join of the operands' layout, then in the planned one
       const LinearLayout jl = layout::join(opl);
@@ -385,7 +330,7 @@ void GpuLowering::lower_shape(const ir::Op& op) {
     }
     case OpKind::split: {
       // the halves of a [2] tile are scalars: every thread then holds both elements
-      const LinearLayout l = op.result(0)->type.shape.empty() ? plan.scalar() : plan.at(op.result(0));
+      const LinearLayout l = op.result(0)->type.shape.empty() ? scalar_ : layout_of(op.result(0));
       DV x = get_as(op.operand(0), layout::join(l));
       for (unsigned h = 0; h < 2; ++h)
         set(op.result(h), remap(x, l, op.result(h)->type, [&](const Coords& c) {

@@ -18,7 +18,7 @@ void GpuLowering::lower_debug(const ir::Op& op) {
     std::vector<llvm::Value*> pid;
     for (int a = 0; a < 3; ++a) pid.push_back(target.program_id(S, a));
     if (op.operands.empty()) {
-      llvm::Value* w = is_writer(plan.scalar());
+      llvm::Value* w = is_writer(scalar_);
       S.if_else(w, [&]() -> llvm::Value* {
         target.printf(S, "pid (%d, %d, %d) " + op.attrs.str + "\n", pid);
         return nullptr;

@@ -90,13 +90,13 @@ DV GpuLowering::mma_from_shared(const ir::Op& op, std::array<int, 2> warps, llvm
   const ir::Type& at = op.operand(0)->type;
   const ir::Type& bt = op.operand(1)->type;
   const std::int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
-  const int W = plan.num_warps;
+  const int W = num_warps;
   const int kw = layout::mma_kwidth(op);
   const std::int64_t es = 4 / kw, kfrag = 8 * kw;
   const bool b_rows = es == 2;
   const layout::LinearLayout LA = layout::mma_v2_operand(0, M, K, warps, W, kw);
   const layout::LinearLayout LB = layout::mma_v2_operand(1, K, N, warps, W, kw);
-  const layout::LinearLayout& C = plan.at(op.result());
+  const layout::LinearLayout& C = layout_of(op.result());
   auto reg_of = [&](const layout::LinearLayout& l, std::int64_t r, std::int64_t c) {
     auto i = layout::register_of(l, {r, c});
     if (!i) unsupported(op, "internal error: an mma fragment element has no register");
@@ -183,8 +183,8 @@ DV GpuLowering::mma_from_shared(const ir::Op& op, std::array<int, 2> warps, llvm
 }
 
 void GpuLowering::lower_dot(const ir::Op& op) {
-  if (plan.wgmma.count(&op)) return lower_dot_wgmma(op);
-  if (auto it = plan.mma.find(&op); it != plan.mma.end()) return lower_dot_mma(op, it->second);
+  if (layout::engine_of(op) == layout::mma_engine::warpgroup) return lower_dot_wgmma(op);
+  if (layout::engine_of(op) == layout::mma_engine::warp) return lower_dot_mma(op, layout::mma_warps_of(op));
   auto& B = b();
   const ir::Type& at = op.operand(0)->type;
   const ir::Type& bt = op.operand(1)->type;
@@ -204,7 +204,7 @@ void GpuLowering::lower_dot(const ir::Op& op) {
 
   const DV& A = get(op.operand(0));
   const DV& Bm = get(op.operand(1));
-  const layout::LinearLayout& C = plan.at(op.result());
+  const layout::LinearLayout& C = layout_of(op.result());
   DV acc = operand(op, 2);
 
   // operands into shared memory, row-major, in the compute type

@@ -10,9 +10,8 @@ namespace tile::codegen::gpu {
 
 using ir::OpKind;
 
-GpuLowering::GpuLowering(llvm::LLVMContext& ctx, const GpuTargetHooks& t, const layout::LayoutPlan& p,
-                         const analysis::AxisAnalysis& a)
-    : S(ctx, t), target(t), plan(p), axis(a) {
+GpuLowering::GpuLowering(llvm::LLVMContext& ctx, const GpuTargetHooks& t, int lanes_, const analysis::AxisAnalysis& a)
+    : S(ctx, t), target(t), axis(a), lanes(lanes_) {
   S.native_min_max = true;
   S.native_f16_nan = true;
   S.native_bf16 = true;  // every NVPTX target is sm_80 or later
@@ -25,38 +24,29 @@ const DV& GpuLowering::get(const ir::Value* v) const {
 }
 
 DV GpuLowering::scalar_dv(llvm::Value* v, const ir::Type& t) const {
-  return DV{plan.scalar(), {v}, t};
+  return DV{scalar_, {v}, t};
 }
 
 DV GpuLowering::splat(llvm::Value* v, const ir::Type& t, const layout::LinearLayout& l) const {
   return DV{l, std::vector<llvm::Value*>(static_cast<std::size_t>(l.num_regs()), v), t};
 }
 
+const layout::LinearLayout& GpuLowering::layout_of(const ir::Value* v) const {
+  if (v->type.shape.empty()) return scalar_;
+  if (!v->type.layout) throw tile::error("codegen (gpu): internal error: a tile without a layout (not the GPU level of the IR)");
+  return *v->type.layout;
+}
+
 DV GpuLowering::get_as(const ir::Value* v, const layout::LinearLayout& l) {
   const DV& d = get(v);
   if (d.scalar() || d.layout == l) return d;
-  // a conversion made earlier in this block or an enclosing one is reused (it dominates here)
-  for (const auto& c : conversions_)
-    if (c.value == v && c.dv.layout == l) {
-      ++conversions_reused_;
-      return c.dv;
-    }
-  // index arithmetic and masks are cheaper to compute again in `l` than to move
-  std::optional<DV> re = rematerialize(v, l);
-  DV out = re ? std::move(*re) : convert(d, l);
-  if (re) ++rematerialized_;
-  conversions_.push_back({v, depth_, out});
-  return out;
-}
-
-DV GpuLowering::operand(const ir::Op& op, unsigned k) {
-  auto want = layout::wanted_operands(op, plan, axis);
-  const ir::Value* v = op.operand(k);
-  if (want.at(k) && !v->type.shape.empty()) return get_as(v, *want[k]);
-  return get(v);
+  return convert(d, l);
 }
 
 std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std::string& symbol) {
+  if (!f.gpu) throw tile::error("codegen (gpu): internal error: kernel '" + f.name + "' is not at the GPU level of the IR");
+  num_warps = f.num_warps;
+  scalar_ = layout::scalar_layout(num_warps, lanes);
   auto& ctx = S.ctx;
   auto m = std::make_unique<llvm::Module>(symbol, ctx);
   S.mod = m.get();
@@ -69,8 +59,8 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
   S.b = std::make_unique<llvm::IRBuilder<>>(body);
   tid = target.thread_id(S);
   // the warp size is the layouts' (LayoutPlan::lanes, from the target)
-  lane = b().CreateAnd(tid, b().getInt32(static_cast<std::uint32_t>(plan.lanes - 1)), "lane");
-  warp = b().CreateLShr(tid, b().getInt32(static_cast<std::uint32_t>(std::countr_zero(static_cast<unsigned>(plan.lanes)))), "warp");
+  lane = b().CreateAnd(tid, b().getInt32(static_cast<std::uint32_t>(lanes - 1)), "lane");
+  warp = b().CreateLShr(tid, b().getInt32(static_cast<std::uint32_t>(std::countr_zero(static_cast<unsigned>(lanes)))), "warp");
   thread_ip_ = warp;
   thread_coords_.clear();
   for (unsigned i = 0; i < f.body.args.size(); ++i) {
@@ -79,10 +69,6 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
   }
   smem_bytes_ = 0;
   smem_dirty_ = false;
-  conversions_.clear();
-  depth_ = 0;
-  conversions_reused_ = 0;
-  rematerialized_ = 0;
   global_dirty_ = {};
   global_read_.clear();
   origins_.emplace(f);
@@ -102,11 +88,7 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
 }
 
 void GpuLowering::lower_block(const ir::Block& blk) {
-  ++depth_;
   for (const auto& op : blk.ops) lower_op(*op);
-  // conversions made in this block do not dominate what follows it
-  std::erase_if(conversions_, [&](const Conversion& c) { return c.depth >= depth_; });
-  --depth_;
 }
 
 std::vector<DV> GpuLowering::lower_region(const ir::Block& region, const std::vector<DV>& args) {
@@ -123,9 +105,9 @@ void GpuLowering::lower_op(const ir::Op& op) {
   // every register of a tile is an LLVM value: past a few hundred per thread, LLVM and ptxas
   // take minutes and the kernel spills anyway — a clear error instead
   for (const auto& r : op.results)
-    if (!r->type.shape.empty() && plan.of.count(r.get()) && plan.at(r.get()).num_regs() > kMaxRegsPerThread)
-      unsupported(op, "a tile of " + std::to_string(r->type.numel()) + " elements is " + std::to_string(plan.at(r.get()).num_regs()) +
-                          " registers per thread with num_warps = " + std::to_string(plan.num_warps) + ", over the GPU backend's " +
+    if (!r->type.shape.empty() && layout_of(r.get()).num_regs() > kMaxRegsPerThread)
+      unsupported(op, "a tile of " + std::to_string(r->type.numel()) + " elements is " + std::to_string(layout_of(r.get()).num_regs()) +
+                          " registers per thread with num_warps = " + std::to_string(num_warps) + ", over the GPU backend's " +
                           std::to_string(kMaxRegsPerThread) + "; use more warps or smaller tiles");
   switch (op.kind) {
     case OpKind::constant: {
@@ -138,7 +120,7 @@ void GpuLowering::lower_op(const ir::Op& op) {
         c = S.from_compute(llvm::ConstantFP::get(S.compute_type(t.elem), op.attrs.f), t.elem);
       else
         c = llvm::ConstantInt::get(ty, static_cast<std::uint64_t>(op.attrs.ints.at(0)), is_signed(t.elem));
-      set(op.result(), t.is_scalar() ? scalar_dv(c, t) : splat(c, t, plan.at(op.result())));
+      set(op.result(), t.is_scalar() ? scalar_dv(c, t) : splat(c, t, layout_of(op.result())));
       return;
     }
     case OpKind::program_id:
@@ -148,7 +130,7 @@ void GpuLowering::lower_op(const ir::Op& op) {
       set(op.result(), scalar_dv(target.num_programs(S, static_cast<int>(op.attrs.ints.at(0))), rt()));
       return;
     case OpKind::arange: {
-      const layout::LinearLayout& l = plan.at(op.result());
+      const layout::LinearLayout& l = layout_of(op.result());
       DV d{l, {}, rt()};
       const auto start = static_cast<std::int32_t>(op.attrs.ints.at(0));
       for (int r = 0; r < l.num_regs(); ++r) d.regs.push_back(b().CreateAdd(coord(l, r, 0), b().getInt32(static_cast<std::uint32_t>(start))));
@@ -156,9 +138,10 @@ void GpuLowering::lower_op(const ir::Op& op) {
       return;
     }
     case OpKind::hint: set(op.result(), operand(op, 0)); return;
+    case OpKind::convert_layout: set(op.result(), convert(get(op.operand(0)), layout_of(op.result()))); return;
     case OpKind::splat: {
       const DV& s = get(op.operand(0));
-      set(op.result(), splat(s.regs.at(0), rt(), plan.at(op.result())));
+      set(op.result(), splat(s.regs.at(0), rt(), layout_of(op.result())));
       return;
     }
     case OpKind::broadcast:
@@ -190,7 +173,7 @@ void GpuLowering::lower_op(const ir::Op& op) {
   std::vector<DV> in;
   for (unsigned k = 0; k < op.operands.size(); ++k) in.push_back(operand(op, k));
   const ir::Type& t = rt();
-  DV out{t.is_scalar() ? plan.scalar() : plan.at(op.result()), {}, t};
+  DV out{t.is_scalar() ? scalar_ : layout_of(op.result()), {}, t};
   const std::size_t n = in.empty() ? 1 : in[0].regs.size();
   const std::size_t same = t.is_scalar() ? 1 : equal_registers(out.layout, op.result());
   auto args_of = [&](std::size_t r) {

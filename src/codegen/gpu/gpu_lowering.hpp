@@ -5,8 +5,10 @@
 //
 //   elementwise ops   per register, with the shared lowering's scalar semantics (scalar.cpp);
 //   shape ops         a renumbering of registers (the layouts were chosen for it);
-//   layout changes    in registers when the threads keep their elements, else through shared
-//                     memory (padded rows), between barriers (gpu_convert.cpp);
+//   convert_layout    in registers when the threads keep their elements, else through shared
+//                     memory (padded rows), between barriers (gpu_convert.cpp); the IR's passes
+//                     (layout/gpu_passes.hpp) put one wherever an op wants another layout, so
+//                     every other op finds its operands in the layouts it needs;
 //   loads/stores      (a barrier orders a program's global stores before its later loads)
 //                     per run of registers: 128-bit vector accesses where axis info shows
 //                     contiguity, alignment and a mask constant over the run, predicated
@@ -36,6 +38,7 @@
 #include "codegen/gpu/gpu_target.hpp"
 #include "codegen/lowering.hpp"
 #include "layout/assign_layouts.hpp"
+#include "layout/mma_engine.hpp"
 #include "schedule/software_pipeline.hpp"
 
 namespace tile::codegen::gpu {
@@ -71,8 +74,10 @@ class GpuLowering {
   /// Scans whose rows fit a thread in at most this many registers run sequentially in the thread
   /// (the interpreter's order); longer rows scan in parallel (gpu_reduce.cpp).
   static constexpr int kScanSequentialRegs = 256;
-  GpuLowering(llvm::LLVMContext& ctx, const GpuTargetHooks& target, const layout::LayoutPlan& plan,
-              const analysis::AxisAnalysis& axis);
+  /// `lanes`: threads a warp (the target's); `axis`: the facts of the kernel run() lowers.
+  GpuLowering(llvm::LLVMContext& ctx, const GpuTargetHooks& target, int lanes, const analysis::AxisAnalysis& axis);
+  /// `f` must be at the GPU level of the IR (layout/gpu_passes.hpp): every tile's layout is in
+  /// its type and every layout change is a convert_layout op.
   std::unique_ptr<llvm::Module> run(const ir::Function& f, const std::string& symbol);
   /// Dynamic shared memory the kernel needs per CTA (bytes).
   std::uint32_t shared_bytes() const { return static_cast<std::uint32_t>(smem_bytes_); }
@@ -80,8 +85,11 @@ class GpuLowering {
   // ---- state ----
   Lowering S;  // scalar semantics, types, builder (S.b), module (S.mod), function (S.fn)
   const GpuTargetHooks& target;
-  const layout::LayoutPlan& plan;
   const analysis::AxisAnalysis& axis;
+  int lanes = 32;     // threads a warp
+  int num_warps = 4;  // the kernel's
+  /// The layout of `v` (its type's; every thread holds a scalar).
+  const layout::LinearLayout& layout_of(const ir::Value* v) const;
   llvm::IRBuilder<>& b() { return *S.b; }
   llvm::Value* tid = nullptr;   // i32, the thread's index in its block
   llvm::Value* lane = nullptr;  // i32: tid % 32
@@ -94,10 +102,11 @@ class GpuLowering {
   // ---- values ----
   const DV& get(const ir::Value* v) const;
   void set(const ir::Value* v, DV d) { values_[v] = std::move(d); }
-  /// `v` in layout `l` (converted when it has another).
+  /// `v` in layout `l`, converted when it has another: the few ops that work in a layout of their
+  /// own (split's halves into scalars, reduce's and scan's steps).
   DV get_as(const ir::Value* v, const layout::LinearLayout& l);
-  /// Operand k of op in the layout the op wants (layout::wanted_operands).
-  DV operand(const ir::Op& op, unsigned k);
+  /// Operand k of op: in the layout the op wants, which the IR's verifier guarantees.
+  DV operand(const ir::Op& op, unsigned k) { return get(op.operand(k)); }
   DV scalar_dv(llvm::Value* v, const ir::Type& t) const;
   DV splat(llvm::Value* v, const ir::Type& t, const layout::LinearLayout& l) const;
 
@@ -114,10 +123,6 @@ class GpuLowering {
   std::optional<DV> convert_swizzled(const DV& x, const layout::LinearLayout& to);
   /// broadcast's, expand_dims's and reshape's map from a result element to its operand element.
   std::function<layout::Coords(const layout::Coords&)> shape_map(const ir::Op& op, const layout::LinearLayout& result);
-  /// `v` computed again directly in layout `l` instead of converted, when it is cheap: built from
-  /// constants, splats, aranges, broadcast/expand_dims/reshape and elementwise ops (at most
-  /// `budget` ops deep) — index arithmetic, masks. nullopt otherwise.
-  std::optional<DV> rematerialize(const ir::Value* v, const layout::LinearLayout& l, int budget = 8);
   /// Registers of `result` taken from `src` through a coordinate map (shape ops).
   DV remap(const DV& src, const layout::LinearLayout& result, const ir::Type& t,
            const std::function<layout::Coords(const layout::Coords&)>& to_src);
@@ -219,9 +224,6 @@ class GpuLowering {
   /// A `for` of the pipeline plan: the ring, its cp.async copies, waits and barriers, and the
   /// body in order with its dots reading the ring (gpu_pipeline.cpp).
   void lower_pipelined_for(const ir::Op& op, const schedule::PipelinedLoop& pl);
-  /// Drops the remembered layout conversions of `blk`'s arguments and of the values its ops
-  /// define (before the same ops are lowered again with other bindings).
-  void forget_conversions(const ir::Block& blk);
   void lower_control(const ir::Op& op);
   /// A `for`'s run-time check that its step is positive (> 0; unsigned: != 0): the failure
   /// naming the kernel and the loop's line, unless the step is a constant that passes.
@@ -244,24 +246,7 @@ class GpuLowering {
 
  private:
   std::unordered_map<const ir::Value*, DV> values_;
-  /// Layout conversions made so far, each with the block depth it was made at: a later use of
-  /// the same value in the same layout, in that block or one nested in it, reuses it (the
-  /// lowering's removal of redundant conversions; lower_block drops a block's own on exit).
-  struct Conversion {
-    const ir::Value* value;
-    int depth;
-    DV dv;
-  };
-  std::vector<Conversion> conversions_;
-  int depth_ = 0;
-  int conversions_reused_ = 0;
-  int rematerialized_ = 0;
-
- public:
-  /// How many uses reused an earlier conversion (tests; TILE_DUMP_IR's plan counts the uses).
-  int conversions_reused() const { return conversions_reused_; }
-
- private:
+  layout::LinearLayout scalar_;  // the layout of scalars for the kernel's warps
   std::uint64_t smem_bytes_ = 0;
   std::uint64_t smem_floor_ = 0;  // bytes at the start of the buffer other uses stay above
   bool smem_dirty_ = false;

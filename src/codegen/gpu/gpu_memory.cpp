@@ -43,8 +43,16 @@ bool meets(const GlobalWrites& pending, const GlobalWrites& r) {
 }
 }  // namespace
 
+namespace {
+/// The pointer tile `ptr` is a layout conversion of, if it is one (the same elements).
+const ir::Value* unconverted(const ir::Value* ptr) {
+  while (ptr->def && ptr->def->kind == OpKind::convert_layout) ptr = ptr->def->operand(0);
+  return ptr;
+}
+}  // namespace
+
 void GpuLowering::note_global_read(const ir::Value* ptr, const layout::LinearLayout* l) {
-  global_read_.push_back({writes_through(ptr), l ? ptr : nullptr, l ? std::optional<layout::LinearLayout>(*l) : std::nullopt});
+  global_read_.push_back({writes_through(ptr), l ? unconverted(ptr) : nullptr, l ? std::optional<layout::LinearLayout>(*l) : std::nullopt});
 }
 
 void GpuLowering::barrier_before_global_write(const ir::Value* ptr, const layout::LinearLayout& l) {
@@ -52,7 +60,7 @@ void GpuLowering::barrier_before_global_write(const ir::Value* ptr, const layout
   const bool own_elements = llvm::isa<llvm::ConstantInt>(is_writer(l));  // no element held twice
   for (const PendingRead& r : global_read_) {
     if (!meets(r.where, w)) continue;
-    if (own_elements && r.ptr == ptr && r.layout && *r.layout == l) continue;  // each thread its own elements
+    if (own_elements && r.ptr == unconverted(ptr) && r.layout && *r.layout == l) continue;  // each thread its own elements
     barrier();
     return;
   }
@@ -145,7 +153,7 @@ void GpuLowering::lower_memory(const ir::Op& op) {
 
   if (op.kind == OpKind::load || op.kind == OpKind::atomic_rmw || op.kind == OpKind::atomic_cas)
     barrier_before_global_read(op.operand(0));
-  const layout::LinearLayout pointers = rank0 ? plan.scalar() : operand(op, 0).layout;
+  const layout::LinearLayout pointers = rank0 ? scalar_ : operand(op, 0).layout;
   if (op.kind != OpKind::load) barrier_before_global_write(op.operand(0), pointers);
   // the access is noted once its instructions are emitted: the operands' layout conversions
   // before them may hold barriers, which order only what came before them
@@ -166,7 +174,7 @@ void GpuLowering::lower_memory(const ir::Op& op) {
       std::optional<DV> mask, other;
       if (has_mask) mask = operand(op, 1);
       if (has_other) other = operand(op, 2);
-      const layout::LinearLayout l = rank0 ? plan.scalar() : plan.at(op.result());
+      const layout::LinearLayout l = rank0 ? scalar_ : layout_of(op.result());
       DV out{l, std::vector<llvm::Value*>(ptr.regs.size(), nullptr), op.result()->type};
       auto [w, ax] = run_width(ptr.layout, has_mask ? op.operand(1) : nullptr);
       (void)ax;
@@ -324,7 +332,7 @@ void GpuLowering::lower_memory(const ir::Op& op) {
       std::optional<DV> cmpv, mask;
       if (is_cas) cmpv = operand(op, 1);
       if (has_mask) mask = operand(op, 2);
-      const layout::LinearLayout l = rank0 ? plan.scalar() : plan.at(op.result());
+      const layout::LinearLayout l = rank0 ? scalar_ : layout_of(op.result());
       llvm::Value* writer = is_writer(ptr.layout);
       const auto kind = is_cas ? detail::atomic_kind::xchg : static_cast<detail::atomic_kind>(op.attrs.ints.at(0));
       const dtype e = vt.elem;

@@ -32,14 +32,6 @@
 
 namespace tile::codegen::gpu {
 
-void GpuLowering::forget_conversions(const ir::Block& blk) {
-  std::erase_if(conversions_, [&](const Conversion& c) {
-    const ir::Value* v = c.value;
-    if (v->owner == &blk) return true;
-    return v->def && v->def->parent == &blk;
-  });
-}
-
 void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::PipelinedLoop& pl) {
   auto& B = b();
   auto& ctx = S.ctx;
@@ -54,7 +46,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   const std::size_t nc = op.results.size();
   auto lay = [&](std::size_t k) {
     const ir::Value* r = op.result(static_cast<unsigned>(k));
-    return r->type.shape.empty() ? plan.scalar() : plan.at(r);
+    return r->type.shape.empty() ? scalar_ : layout_of(r);
   };
   auto fit = [&](DV v, std::size_t k) { return v.scalar() ? v : convert(v, lay(k)); };
   std::vector<DV> init;
@@ -120,7 +112,6 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     // layout conversions of the slice use shared memory above the ring (copies are in flight)
     const std::uint64_t floor = smem_floor_;
     smem_floor_ = ring_base + ring_bytes;
-    forget_conversions(body);
     set(body.arg(0), scalar_dv(ivv, it));
     for (std::size_t k = 0; k < nc; ++k)
       if (pl.ahead_arg[k]) set(body.arg(static_cast<unsigned>(k + 1)), carried[k]);
@@ -217,7 +208,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   } else {
     target.cp_async_wait(S, pl.stages - 2);
     bool any_wgmma = false;
-    for (const auto& [d, idx] : pl.dots) any_wgmma |= plan.wgmma.count(d) != 0;
+    for (const auto& [d, idx] : pl.dots) any_wgmma |= layout::engine_of(*d) == layout::mma_engine::warpgroup;
     if (any_wgmma) target.fence_async_shared(S);  // the copies are read by wgmma (the async proxy)
     barrier();
   }
@@ -237,12 +228,10 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   if (!pl.async_wgmma && !pl.tma) issue_ahead();
 
   // the body in order
-  forget_conversions(body);
   set(body.arg(0), scalar_dv(iv, it));
   for (std::size_t k = 0; k < nc; ++k) set(body.arg(static_cast<unsigned>(k + 1)), now[k]);
   smem_floor_ = ring_base + ring_bytes;
   llvm::Value* read_off = B.CreateAdd(B.getInt64(ring_base), B.CreateMul(B.CreateZExt(slot, i64), B.getInt64(pl.stage_bytes)));
-  ++depth_;
   for (const auto& o : body.ops) {
     if (o.get() == yield || pl.ahead_only.count(o.get()) || pl.is_pipelined_load(o.get())) continue;
     if (auto d = pl.dots.find(o.get()); d != pl.dots.end()) {
@@ -251,8 +240,9 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
       const DV acc = operand(*o, 2);
       llvm::Value* a_at = B.CreateAdd(read_off, B.getInt64(la.offset));
       llvm::Value* b_at = B.CreateAdd(read_off, B.getInt64(lb.offset));
-      set(o->result(), plan.wgmma.count(o.get()) ? wgmma_from_shared(*o, a_at, b_at, acc, pl.async_wgmma ? 1 : 0)
-                                                : mma_from_shared(*o, plan.mma.at(o.get()), a_at, b_at, la.ld, lb.ld, acc));
+      set(o->result(), layout::engine_of(*o) == layout::mma_engine::warpgroup
+                           ? wgmma_from_shared(*o, a_at, b_at, acc, pl.async_wgmma ? 1 : 0)
+                           : mma_from_shared(*o, layout::mma_warps_of(*o), a_at, b_at, la.ld, lb.ld, acc));
       continue;
     }
     lower_op(*o);
@@ -260,8 +250,6 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   std::vector<DV> y(nc);
   for (std::size_t k = 0; k < nc; ++k)
     if (!pl.ahead_arg[k]) y[k] = fit(get(yield->operand(static_cast<unsigned>(k))), k);
-  std::erase_if(conversions_, [&](const Conversion& c) { return c.depth >= depth_; });
-  --depth_;
   smem_floor_ = ring_base;
   if (pl.tma) {
     // every warp is done with the buffer the copies refill: iteration i - 1's with wgmma left in

@@ -139,7 +139,7 @@ void GpuLowering::lower_reduce(const ir::Op& op) {
         return x;
       };
       std::vector<llvm::Value*> cur;
-      if (slots == 1 && nwa <= plan.lanes) {
+      if (slots == 1 && nwa <= lanes) {
         // one result (a row's sum or max): lane l reads warp l % nwa's partial and the warp folds
         // them in log2(nwa) shuffles, every lane ending with the same bits (each step combines
         // the same two values in every lane); where each thread would read and fold all nwa
@@ -162,7 +162,7 @@ void GpuLowering::lower_reduce(const ir::Op& op) {
   }
   for (std::size_t k = 0; k < n; ++k) {
     const ir::Type& t = op.result(static_cast<unsigned>(k))->type;
-    DV d{t.shape.empty() ? plan.scalar() : Rl, {}, t};
+    DV d{t.shape.empty() ? scalar_ : Rl, {}, t};
     for (int j = 0; j < nr; ++j) d.regs.push_back(acc[static_cast<std::size_t>(j)][k]);
     set(op.result(static_cast<unsigned>(k)), std::move(d));
   }
@@ -216,12 +216,12 @@ void GpuLowering::lower_scan(const ir::Op& op) {
   const std::size_t R = shape.size();
   std::vector<int> spt(R, 1), tpw(R, 1), wpc(R, 1);
   spt[uax] = static_cast<int>(shape[uax]);
-  int lanes = plan.lanes, warps = plan.num_warps;
+  int lanes_left = lanes, warps = num_warps;
   for (int d : order) {
     if (d == ax) continue;
     const auto ud = static_cast<std::size_t>(d);
-    tpw[ud] = static_cast<int>(std::min<std::int64_t>(lanes, shape[ud]));
-    lanes /= tpw[ud];
+    tpw[ud] = static_cast<int>(std::min<std::int64_t>(lanes_left, shape[ud]));
+    lanes_left /= tpw[ud];
   }
   for (int d : order) {
     if (d == ax) continue;
@@ -229,10 +229,10 @@ void GpuLowering::lower_scan(const ir::Op& op) {
     wpc[ud] = static_cast<int>(std::min<std::int64_t>(warps, shape[ud] / tpw[ud] > 0 ? shape[ud] / tpw[ud] : 1));
     warps /= wpc[ud];
   }
-  tpw[uax] *= lanes;  // the rest hold copies (their bases wrap to 0)
+  tpw[uax] *= lanes_left;  // the rest hold copies (their bases wrap to 0)
   wpc[uax] *= warps;
   const LinearLayout T = layout::blocked(shape, spt, tpw, wpc, order);
-  if (T.num_regs() > kScanSequentialRegs && shape[uax] >= std::int64_t{plan.lanes} * plan.num_warps) {
+  if (T.num_regs() > kScanSequentialRegs && shape[uax] >= std::int64_t{lanes} * num_warps) {
     lower_scan_parallel(op);
     return;
   }
@@ -247,7 +247,7 @@ void GpuLowering::lower_scan(const ir::Op& op) {
   for (std::size_t k = 0; k < n; ++k) {
     const ir::Value* r = op.result(static_cast<unsigned>(k));
     out[k].type = r->type;
-    set(r, convert(out[k], plan.at(r)));
+    set(r, convert(out[k], layout_of(r)));
   }
 }
 
@@ -259,13 +259,13 @@ void GpuLowering::lower_scan_parallel(const ir::Op& op) {
   const std::size_t n = op.operands.size();
   const auto& shape = op.operand(0)->type.shape;
   const std::size_t R = shape.size();
-  const int W = plan.num_warps;
+  const int W = num_warps;
   const std::int64_t len = shape[uax];
   // the layout: a fastest, a chunk of len / (L·W) per thread, then the L lanes, then the warps;
   // every other axis in each thread's registers
   std::vector<int> spt(R), tpw(R, 1), wpc(R, 1), order{ax};
   for (std::size_t d = 0; d < R; ++d) spt[d] = static_cast<int>(shape[d]);
-  const int L = plan.lanes;
+  const int L = lanes;
   spt[uax] = static_cast<int>(len / (std::int64_t{L} * W));
   tpw[uax] = L;
   wpc[uax] = W;
@@ -366,7 +366,7 @@ void GpuLowering::lower_scan_parallel(const ir::Op& op) {
   for (std::size_t k = 0; k < n; ++k) {
     const ir::Value* r = op.result(static_cast<unsigned>(k));
     out[k].type = r->type;
-    set(r, convert(out[k], plan.at(r)));
+    set(r, convert(out[k], layout_of(r)));
   }
 }
 

@@ -40,8 +40,8 @@ DV GpuLowering::wgmma_from_shared(const ir::Op& op, llvm::Value* a_base, llvm::V
   const ir::Type& at = op.operand(0)->type;
   const ir::Type& bt = op.operand(1)->type;
   const std::int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
-  const int W = plan.num_warps;
-  const layout::LinearLayout& C = plan.at(op.result());
+  const int W = num_warps;
+  const layout::LinearLayout& C = layout_of(op.result());
   const std::int64_t sa = block_bytes(K, 2), sb = block_bytes(N, 2);
   // descriptor: start >> 4 (bits 0-13), leading byte offset >> 4 (16-29), stride byte offset >>
   // 4 (32-45), swizzle mode (62-63)

@@ -287,6 +287,7 @@ class Executor {
         return;
       case OpKind::expand_dims:
       case OpKind::reshape:
+      case OpKind::convert_layout:  // (the GPU level's: the same elements; the interpreter runs it as tile IR)
       case OpKind::hint: slots_[p.out[0]] = in(p, 0); return;
       case OpKind::permute:
         slots_[p.out[0]] = eval_permute(in(p, 0), op.operand(0)->type.shape, op.attrs.ints);

@@ -1,4 +1,4 @@
-// src/layout/linear_layout.hpp — layer: layout. How a tile is spread over the threads of a CTA.
+// src/support/linear_layout.hpp — layer: support. How a tile is spread over the threads of a CTA.
 //
 // A layout is a linear map over GF(2) (bits combine with XOR) from a hardware index — a
 // register number r, a lane l (0..31) and a warp w — to the coordinates of the element that
@@ -13,7 +13,9 @@
 //   - two layouts with equal lane and warp bases differ only in register numbering, so converting
 //     between them moves no data between threads (register_map); otherwise the conversion goes
 //     through shared memory.
-// Layouts are plain values with an algebra testable on its own (test/layout).
+// Layouts are plain values with an algebra testable on its own (test/layout). It depends on
+// nothing else, so the IR's GPU level (ir::Type::layout) carries layouts and its verifier checks
+// them with this algebra; the layout layer (src/layout) decides them.
 #pragma once
 
 #include <array>

@@ -1,8 +1,8 @@
-// src/layout/linear_layout.cpp — layer: layout. See linear_layout.hpp.
+// src/support/linear_layout.cpp — layer: support. See linear_layout.hpp.
 //
 // Coordinates are bit fields of the row-major flat index (extents are powers of two), so a basis
 // vector is also a bit mask of the flat index, and linear algebra over GF(2) is XOR on masks.
-#include "layout/linear_layout.hpp"
+#include "support/linear_layout.hpp"
 
 #include <algorithm>
 #include <bit>

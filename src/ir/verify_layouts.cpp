@@ -1,0 +1,175 @@
+// src/ir/verify_layouts.cpp — layer: ir. The verifier's rules for the GPU level (Function::gpu):
+// what a layout may be, and which layouts each op's operands and results must share. The
+// lowering relies on them: it moves elements between threads only at a convert_layout, so every
+// other op finds its operands already where it needs them.
+//
+//   values        a tile's type has a layout of its extents, with log2(num_warps) warp bases
+//                 and one lane basis count for the whole kernel; a scalar has none;
+//   elementwise   tile operands in the result's layout (cast, cmp and select included);
+//   memory        pointers, mask, `other`, the stored value and the result in one layout;
+//   shape ops     the operand in the layout that makes the op a renumbering of registers:
+//                 broadcast_source, slice (expand_dims), reshape and permute of the result's;
+//                 join's operands in one layout, split's results in one layout;
+//   reduce/scan   operands in one layout (the results in any: the lowering moves the elements
+//                 between its steps as they need, the last move into the result's layout);
+//   dot           the accumulator in the result's layout; on tensor cores (mma = warp or
+//                 warpgroup) that layout is the MMA accumulator's for its warps;
+//   control flow  a carried value's initial value, region arguments, yields and result in one
+//                 layout; an if's yields in its results';
+//   convert_layout  the same elements (type) in another layout.
+// In tile IR (not gpu) no type carries a layout and no op of the GPU level appears.
+#include "ir/verify_layouts.hpp"
+
+#include <bit>
+
+namespace tile::ir {
+
+namespace {
+
+std::string text(const Value* v) { return v->type.str(); }
+
+/// "" when `v`'s layout is `want` (or `v` is a scalar), else the rule.
+std::string expect(const Value* v, const layout::LinearLayout& want, const std::string& rule) {
+  if (v->type.shape.empty() || (v->type.layout && *v->type.layout == want)) return {};
+  return rule + " (" + text(v) + "; expected " + want.str() + ")";
+}
+/// Every tile among `vs` in the layout of the first tile among them.
+std::string one_layout(const std::vector<const Value*>& vs, const std::string& rule) {
+  const Value* first = nullptr;
+  for (const Value* v : vs) {
+    if (!v || v->type.shape.empty()) continue;
+    if (!first) {
+      first = v;
+      continue;
+    }
+    if (auto r = expect(v, *first->type.layout, rule); !r.empty()) return r;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string gpu_type_rule(const Function& f, const Type& t, int& lane_bits) {
+  if (!f.gpu) return t.layout ? "a layout in tile IR (only the GPU level's types carry one): " + t.str() : "";
+  if (t.shape.empty()) return t.layout ? "a scalar with a layout (every thread holds a scalar): " + t.str() : "";
+  if (!t.layout) return "a tile without a layout at the GPU level: " + t.str();
+  const layout::LinearLayout& l = *t.layout;
+  if (l.shape != t.shape) return "a layout of other extents than its tile's: " + t.str();
+  if (l.warp.size() != static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(f.num_warps))))
+    return "a layout of " + std::to_string(l.num_warps()) + " warp(s) in a kernel of num_warps = " + std::to_string(f.num_warps) + ": " + t.str();
+  if (lane_bits < 0) lane_bits = static_cast<int>(l.lane.size());
+  if (static_cast<int>(l.lane.size()) != lane_bits)
+    return "layouts of " + std::to_string(1 << lane_bits) + " and " + std::to_string(l.num_lanes()) + " lanes a warp in one kernel: " + t.str();
+  for (const auto* bases : {&l.reg, &l.lane, &l.warp})
+    for (const auto& b : *bases) {
+      if (b.size() != t.shape.size()) return "a layout basis of another rank than its tile: " + t.str();
+      for (std::size_t d = 0; d < b.size(); ++d)
+        if (b[d] < 0 || b[d] >= t.shape[d]) return "a layout basis outside its tile: " + t.str();
+    }
+  if (!l.is_injective()) return "a layout that does not give each element one owner: " + t.str();
+  return {};
+}
+
+std::string gpu_op_rule(const Function& f, const Op& op) {
+  if (!f.gpu) return is_gpu_only(op.kind) ? "an op of the GPU level in tile IR" : "";
+  auto operands = [&](std::size_t from = 0) {
+    std::vector<const Value*> v;
+    for (std::size_t i = from; i < op.operands.size(); ++i) v.push_back(op.operands[i]);
+    return v;
+  };
+  const Value* res = op.results.empty() ? nullptr : op.results[0].get();
+  const bool tile_result = res && !res->type.shape.empty() && res->type.layout;
+  switch (op.kind) {
+    case OpKind::convert_layout:
+      if (op.operands.size() != 1 || op.results.size() != 1) return "convert_layout takes one value and gives one";
+      if (!op.operands[0]->type.same_data(res->type)) return "convert_layout keeps the type (" + text(op.operands[0]) + " -> " + text(res) + ")";
+      if (op.operands[0]->type.shape.empty()) return "convert_layout of a scalar";
+      if (op.operands[0]->type == res->type) return "convert_layout to the layout its operand already has (" + text(res) + ")";
+      return {};
+    case OpKind::load:
+    case OpKind::store:
+    case OpKind::atomic_rmw:
+    case OpKind::atomic_cas: {
+      auto vs = operands();
+      if (res) vs.push_back(res);
+      return one_layout(vs, "the pointers, mask, values and result of a memory op must share one layout");
+    }
+    case OpKind::broadcast:
+      if (!tile_result || op.operands.empty()) return {};
+      return expect(op.operands[0], layout::broadcast_source(*res->type.layout, op.operands[0]->type.shape),
+                    "a broadcast's operand must be in its result's layout restricted to the stretched axes");
+    case OpKind::expand_dims:
+      if (!tile_result || op.attrs.ints.empty()) return {};
+      return expect(op.operands[0], layout::slice(*res->type.layout, static_cast<int>(op.attrs.ints[0])),
+                    "an expand_dims's operand must be in its result's layout sliced along the new axis");
+    case OpKind::reshape:
+      if (!tile_result) return {};
+      return expect(op.operands[0], layout::reshape(*res->type.layout, op.operands[0]->type.shape),
+                    "a reshape's operand must hold each element in the thread and register its result does");
+    case OpKind::permute: {
+      if (!tile_result || op.attrs.ints.size() != res->type.shape.size()) return {};
+      std::vector<std::int64_t> inv(op.attrs.ints.size());
+      for (std::size_t i = 0; i < inv.size(); ++i) {
+        const auto a = op.attrs.ints[i];
+        if (a < 0 || static_cast<std::size_t>(a) >= inv.size()) return {};
+        inv[static_cast<std::size_t>(a)] = static_cast<std::int64_t>(i);
+      }
+      return expect(op.operands[0], layout::permute(*res->type.layout, inv), "a permute's operand must be its result's layout with the axes put back");
+    }
+    case OpKind::join: return one_layout(operands(), "both operands of a join must share one layout");
+    case OpKind::split: {
+      std::vector<const Value*> rs;
+      for (const auto& r : op.results) rs.push_back(r.get());
+      return one_layout(rs, "both results of a split must share one layout");
+    }
+    case OpKind::reduce:
+    case OpKind::scan:  // (their results in any layout: the lowering's steps end with a conversion)
+      return one_layout(operands(), "the operands of a reduce or scan must share one layout");
+    case OpKind::dot: {
+      if (op.operands.size() != 3 || !tile_result) return {};
+      if (auto r = expect(op.operands[2], *res->type.layout, "a dot's accumulator must be in its result's layout"); !r.empty()) return r;
+      const auto& a = op.attrs.ints;
+      if (a.size() < 4) return "a dot at the GPU level names its engine (mma = none, warp or warpgroup)";
+      if (a[1] < 0 || a[1] > 2) return "a dot's engine must be 0 (none), 1 (warp) or 2 (warpgroup)";
+      if (a[1] == 0) return {};
+      const auto& s = res->type.shape;
+      if (s.size() != 2 || a[2] < 1 || a[3] < 1 || a[2] * a[3] > f.num_warps) return "a tensor-core dot's warps must tile its result within num_warps";
+      return expect(res, layout::mma_v2(s[0], s[1], {static_cast<int>(a[2]), static_cast<int>(a[3])}, f.num_warps),
+                    "a tensor-core dot's result must be in the MMA accumulator layout of its warps");
+    }
+    case OpKind::for_:
+    case OpKind::while_: {
+      const std::size_t first = op.kind == OpKind::for_ ? 3 : 0;
+      for (std::size_t k = 0; k < op.results.size(); ++k) {
+        std::vector<const Value*> vs{op.results[k].get()};
+        if (first + k < op.operands.size()) vs.push_back(op.operands[first + k]);
+        for (const auto& reg : op.regions) {
+          const std::size_t arg = op.kind == OpKind::for_ ? k + 1 : k;
+          if (arg < reg->args.size()) vs.push_back(reg->args[arg].get());
+        }
+        if (auto r = one_layout(vs, "a carried value's initial value, region arguments and result must share one layout"); !r.empty())
+          return r;
+      }
+      return {};
+    }
+    case OpKind::yield: {
+      const Op* parent = op.parent ? op.parent->parent : nullptr;
+      if (!parent || (parent->kind != OpKind::for_ && parent->kind != OpKind::while_ && parent->kind != OpKind::if_)) return {};
+      for (std::size_t k = 0; k < op.operands.size() && k < parent->results.size(); ++k)
+        if (auto r = one_layout({parent->results[k].get(), op.operands[k]}, "a yielded value must be in the layout of the result it becomes");
+            !r.empty())
+          return r;
+      return {};
+    }
+    case OpKind::hint: return one_layout({res, op.operands.empty() ? nullptr : op.operands[0]}, "a hint's result must be in its operand's layout");
+    default: break;
+  }
+  if (is_elementwise(op.kind) && tile_result) {
+    auto vs = operands();
+    vs.insert(vs.begin(), res);
+    return one_layout(vs, "the tile operands of an elementwise op must be in its result's layout (a layout change is an explicit convert_layout)");
+  }
+  return {};
+}
+
+}  // namespace tile::ir

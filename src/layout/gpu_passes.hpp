@@ -1,0 +1,35 @@
+// src/layout/gpu_passes.hpp — layer: layout. The passes that make the GPU level of the IR
+// (ir::Function::gpu) from tile IR, one a file, and the pipeline that runs them. Each leaves IR
+// the verifier accepts (verify_layouts.cpp's rules at the GPU level); the PassManager prints it
+// after each (TILE_DUMP_IR) and verifies it (TILE_VERIFY), naming the pass on a failure.
+//
+//   select_mma          (select_mma.cpp) tile IR: each dot's engine — a thread's fma chain, a
+//                       warp's MMA or a warpgroup's — and its warps along M and N (dot attrs);
+//   assign_layouts      (assign_layouts_pass.cpp) tile IR -> GPU level: every tile's layout
+//                       (assign_layouts.hpp) in its type, a convert_layout before each use that
+//                       wants another;
+//   remove_conversions  (remove_conversions.cpp) conversions shared, or computed again in the
+//                       wanted layout where that is cheap;
+//   dce                 what recomputation left unused.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "layout/assign_layouts.hpp"
+#include "transforms/pass_manager.hpp"
+
+namespace tile::layout {
+
+std::unique_ptr<transforms::Pass> make_select_mma(target_caps caps);
+std::unique_ptr<transforms::Pass> make_assign_layouts(target_caps caps);
+std::unique_ptr<transforms::Pass> make_remove_conversions();
+
+/// `f` (verified tile IR, num_warps set) made the GPU level for a target with `caps`: the passes
+/// above in order, through a PassManager with `options`.
+void to_gpu_ir(ir::Function& f, target_caps caps, const transforms::PassManager::Options& options);
+/// Their names, in order (tests, TILE_TIME_PASSES).
+std::vector<std::string_view> gpu_pass_names();
+
+}  // namespace tile::layout

@@ -1,0 +1,33 @@
+// src/layout/mma_engine.hpp — layer: layout. Which engine runs a dot at the GPU level, as its
+// attributes record it (ops.def: dot's ints[1..3]; select_mma.cpp decides): one fused
+// multiply-add chain per accumulator element in each thread, a warp's tensor-core MMA (NVIDIA's
+// mma.sync; AMD's MFMA is one too), or a warpgroup's (NVIDIA's wgmma), with the warps along M
+// and N that tile the accumulator.
+#pragma once
+
+#include <array>
+
+#include "ir/ir.hpp"
+
+namespace tile::layout {
+
+enum class mma_engine : int { none = 0, warp = 1, warpgroup = 2 };
+
+inline mma_engine engine_of(const ir::Op& dot) {
+  const auto& a = dot.attrs.ints;
+  return dot.kind == ir::OpKind::dot && a.size() >= 4 ? static_cast<mma_engine>(a[1]) : mma_engine::none;
+}
+/// The warps along M and N of a dot on tensor cores.
+inline std::array<int, 2> mma_warps_of(const ir::Op& dot) {
+  const auto& a = dot.attrs.ints;
+  return {static_cast<int>(a.at(2)), static_cast<int>(a.at(3))};
+}
+inline void set_engine(ir::Op& dot, mma_engine e, std::array<int, 2> warps) {
+  auto& a = dot.attrs.ints;
+  a.resize(4);
+  a[1] = static_cast<int>(e);
+  a[2] = e == mma_engine::none ? 0 : warps[0];
+  a[3] = e == mma_engine::none ? 0 : warps[1];
+}
+
+}  // namespace tile::layout

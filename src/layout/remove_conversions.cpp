@@ -1,0 +1,188 @@
+// src/layout/remove_conversions.cpp — layer: layout. The pass remove_conversions
+// (gpu_passes.hpp): of the convert_layout ops assign_layouts put before uses, keeps only those
+// that must move data. In program order, a conversion of a value to a layout
+//   1. reuses an earlier conversion of the same value to the same layout, in its block or an
+//      enclosing one (which dominates it);
+//   2. else, when the value is cheap to compute — built from constants, splats, aranges,
+//      broadcast/expand_dims/reshape and elementwise ops, at most kBudget ops deep, with every
+//      operand (looking through its own conversions) already in the layout it would need or
+//      itself cheap — computes it again in the wanted layout (index arithmetic and masks: a few integer ops instead of a round trip
+//      through shared memory);
+//   3. else stays: the lowering moves the elements between threads there.
+// The originals a recomputation leaves unused are left for dce.
+#include <optional>
+
+#include "layout/gpu_passes.hpp"
+
+namespace tile::layout {
+
+namespace {
+
+using ir::OpKind;
+
+constexpr int kBudget = 8;
+
+bool is_scalar(const ir::Value* v) { return v->type.shape.empty(); }
+
+/// The value a conversion (or a chain of them) converts: recomputing starts from the elements
+/// themselves, in whatever layout they were made.
+ir::Value* unconverted(ir::Value* v) {
+  while (v->def && v->def->kind == OpKind::convert_layout) v = v->def->operand(0);
+  return v;
+}
+const ir::Value* unconverted(const ir::Value* v) { return unconverted(const_cast<ir::Value*>(v)); }
+
+/// The layout `op`'s operand must have for `op` to give its result in layout `l` by renumbering
+/// registers (the verifier's rule for shape ops).
+LinearLayout source_layout(const ir::Op& op, const LinearLayout& l) {
+  const auto& ss = op.operand(0)->type.shape;
+  switch (op.kind) {
+    case OpKind::broadcast: return broadcast_source(l, ss);
+    case OpKind::expand_dims: return slice(l, static_cast<int>(op.attrs.ints.at(0)));
+    default: return reshape(l, ss);
+  }
+}
+
+/// The operand element that result element `c` of a broadcast, expand_dims or reshape is.
+Coords source_coords(const ir::Op& op, const LinearLayout& result, const Coords& c) {
+  const auto& ss = op.operand(0)->type.shape;
+  Coords s = c;
+  if (op.kind == OpKind::broadcast) {
+    for (std::size_t d = 0; d < s.size(); ++d)
+      if (ss[d] == 1) s[d] = 0;
+  } else if (op.kind == OpKind::expand_dims) {
+    s.erase(s.begin() + static_cast<std::ptrdiff_t>(op.attrs.ints.at(0)));
+  } else {  // reshape: the same row-major position
+    std::int64_t f = result.flat(c);
+    s.assign(ss.size(), 0);
+    for (std::size_t d = ss.size(); d-- > 0;) {
+      s[d] = f % ss[d];
+      f /= ss[d];
+    }
+  }
+  return s;
+}
+
+class RemoveConversions final : public transforms::Pass {
+ public:
+  std::string_view name() const override { return "remove_conversions"; }
+
+  bool run(ir::Function& f) override {
+    if (!f.gpu) return false;
+    f_ = &f;
+    changed_ = false;
+    block(f.body);
+    scopes_.clear();
+    return changed_;
+  }
+
+ private:
+  struct Made {
+    const ir::Value* from;
+    LinearLayout to;
+    ir::Value* value;
+  };
+  ir::Function* f_ = nullptr;
+  std::vector<std::vector<Made>> scopes_;
+  bool changed_ = false;
+
+  ir::Value* made(const ir::Value* v, const LinearLayout& l) const {
+    for (const auto& s : scopes_)
+      for (const Made& m : s)
+        if (m.from == v && m.to == l) return m.value;
+    return nullptr;
+  }
+
+  void block(ir::Block& b) {
+    scopes_.emplace_back();
+    for (auto it = b.ops.begin(); it != b.ops.end();) {
+      ir::Op* op = it->get();
+      ++it;
+      if (op->kind == OpKind::convert_layout) convert(op);
+      for (auto& r : op->regions) block(*r);
+    }
+    scopes_.pop_back();
+  }
+
+  void convert(ir::Op* c) {
+    ir::Value* v = c->operand(0);
+    const LinearLayout& l = *c->result()->type.layout;
+    ir::Value* with = made(v, l);
+    if (!with && cheap(v, l, kBudget)) {
+      ir::Builder b(c->parent);
+      b.set_insertion_before(c);
+      with = recompute(v, l, kBudget, b);
+    }
+    if (!with) {
+      scopes_.back().push_back({v, l, c->result()});
+      return;
+    }
+    if (with != c->result()) scopes_.back().push_back({v, l, with});
+    ir::replace_all_uses(f_->body, c->result(), with);
+    ir::erase(c);
+    changed_ = true;
+  }
+
+  /// Whether `v` can be computed again in layout `l` (recompute's cases).
+  bool cheap(const ir::Value* v, const LinearLayout& l, int budget) const {
+    const ir::Op* op = v->def;
+    if (!op || budget <= 0 || op->results.size() != 1 || is_scalar(v) || !op->regions.empty()) return false;
+    auto operand_ok = [&](unsigned k, const LinearLayout& want) {
+      const ir::Value* x = unconverted(op->operand(k));
+      return is_scalar(x) || *x->type.layout == want || cheap(x, want, budget - 1);
+    };
+    switch (op->kind) {
+      case OpKind::constant:
+      case OpKind::splat:
+      case OpKind::arange: return true;
+      case OpKind::broadcast:
+      case OpKind::expand_dims:
+      case OpKind::reshape: {
+        const LinearLayout src = source_layout(*op, l);
+        if (!operand_ok(0, src)) return false;
+        if (is_scalar(op->operand(0))) return true;
+        for (int r = 0; r < l.num_regs(); ++r)  // each element in the thread that holds it in `l`
+          if (!register_of(src, source_coords(*op, l, l.coords(r, 0, 0)))) return false;
+        return true;
+      }
+      default: break;
+    }
+    if (!ir::is_elementwise(op->kind)) return false;
+    for (unsigned k = 0; k < op->operands.size(); ++k)
+      if (!operand_ok(k, l)) return false;
+    return true;
+  }
+
+  /// `v` computed again in layout `l` at `b` (cheap said it can be).
+  ir::Value* recompute(ir::Value* v, const LinearLayout& l, int budget, ir::Builder& b) {
+    const ir::Op* op = v->def;
+    const ir::Type t = v->type.with_layout(l);
+    auto operand_in = [&](unsigned k, const LinearLayout& want) {
+      ir::Value* x = unconverted(op->operand(k));
+      if (is_scalar(x) || *x->type.layout == want) return x;
+      return recompute(x, want, budget - 1, b);
+    };
+    switch (op->kind) {
+      case OpKind::constant:
+      case OpKind::arange: return b.create(op->kind, {}, {t}, op->attrs, op->loc)->result();
+      case OpKind::splat: return b.create(OpKind::splat, {op->operand(0)}, {t}, op->attrs, op->loc)->result();
+      case OpKind::broadcast:
+      case OpKind::expand_dims:
+      case OpKind::reshape: {
+        ir::Value* x = operand_in(0, source_layout(*op, l));
+        if (is_scalar(x)) return b.create(OpKind::splat, {x}, {t}, {}, op->loc)->result();
+        return b.create(op->kind, {x}, {t}, op->attrs, op->loc)->result();
+      }
+      default: break;
+    }
+    std::vector<ir::Value*> in;
+    for (unsigned k = 0; k < op->operands.size(); ++k) in.push_back(operand_in(k, l));
+    return b.create(op->kind, in, {t}, op->attrs, op->loc)->result();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<transforms::Pass> make_remove_conversions() { return std::make_unique<RemoveConversions>(); }
+
+}  // namespace tile::layout
