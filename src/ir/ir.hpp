@@ -224,8 +224,9 @@ std::string print(const Function& f, bool with_locations = true);
 std::string print(const Function& f, bool with_locations, std::function<std::string(const Op&)> note);
 /// The function `text` (print's form, with or without locations) describes. Throws tile::error
 /// "<name>:<line>:<column>: expected …, found '…'" for text it cannot read; the result is not
-/// verified (call verify). num_warps, num_stages and enable_fp_fusion, which print writes only
-/// for the GPU level, take their defaults in tile IR.
+/// verified (call verify). num_warps, num_stages and enable_fp_fusion come from the kernel's
+/// `attributes {…}` (print writes them at the GPU level and wherever they are not the
+/// defaults), else take their defaults.
 std::unique_ptr<Function> parse(std::string_view text, const std::string& name = "<ir>");
 /// Verify structural and type invariants; throws tile::error naming the offending op's source
 /// location and the broken rule. `stage` names the pass that ran last (for messages).

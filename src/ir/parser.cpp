@@ -4,8 +4,8 @@
 // as the front end builds them (a flag that is off and a choice left at its default are not
 // printed, and come back as 0 or the default), generic `ints = [...]`, `f = ...` and `str = ...`
 // after them. The GPU level's layouts come back from the `#L0 = linear<…>` lines before the
-// kernel, and num_warps, num_stages and fp_fusion from its `attributes {gpu, …}`; tile IR, whose
-// text has neither, gets their defaults (columns are never printed). A location's file is kept in a process-wide table of names (a
+// kernel, and num_warps, num_stages and fp_fusion from its `attributes {gpu, …}` (printed for
+// tile IR too where they are not the defaults; else the defaults); columns are never printed. A location's file is kept in a process-wide table of names (a
 // src_loc holds a pointer to storage of static duration).
 //
 // Errors: tile::error "<name>:<line>:<column>: <what was expected>, found '<token>'", the name

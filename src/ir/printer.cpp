@@ -98,8 +98,12 @@ class Printer {
       if (i < f.arg_info.size() && f.arg_info[i].noalias) out_ += " {noalias}";
     }
     out_ += ")";
-    if (f.gpu) {
-      out_ += " attributes {gpu, num_warps = " + std::to_string(f.num_warps) + ", num_stages = " + std::to_string(f.num_stages);
+    // the launch options: always at the GPU level (its layouts are for num_warps warps), in tile
+    // IR where they are not the defaults
+    const Function dflt;
+    if (f.gpu || f.num_warps != dflt.num_warps || f.num_stages != dflt.num_stages || f.fp_fusion != dflt.fp_fusion) {
+      out_ += std::string(" attributes {") + (f.gpu ? "gpu, " : "") + "num_warps = " + std::to_string(f.num_warps) +
+              ", num_stages = " + std::to_string(f.num_stages);
       if (!f.fp_fusion) out_ += ", fp_fusion = 0";
       out_ += "}";
     }

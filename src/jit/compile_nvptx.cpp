@@ -135,6 +135,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
   timer.lap("PTX");
   if (dumping) {
     dump_artifact(fn.name, digest, "tir", ir::print(*f, true));
+    dump_artifact(fn.name, digest, "gtir", ir::print(fn, true));  // the GPU level, as the lowering reads it
     dump_artifact(fn.name, digest, "layouts", layout::print_gpu_ir(fn, &axis) + schedule::print_pipelines(fn, pipes));
     dump_artifact(fn.name, digest, "ll", to_text(*m));
     dump_artifact(fn.name, digest, "ptx", k->ptx);

@@ -1,14 +1,16 @@
 // src/layout/remove_conversions.cpp — layer: layout. The pass remove_conversions
 // (gpu_passes.hpp): of the convert_layout ops assign_layouts put before uses, keeps only those
-// that must move data. In program order, a conversion of a value to a layout
-//   1. reuses an earlier conversion of the same value to the same layout, in its block or an
+// that must move data. In program order, a conversion of a value to a layout (of the value a
+// chain of conversions starts from: the elements themselves)
+//   1. is that value, where it is in the layout already;
+//   2. reuses an earlier conversion of the same value to the same layout, in its block or an
 //      enclosing one (which dominates it);
-//   2. else, when the value is cheap to compute — built from constants, splats, aranges,
+//   3. else, when the value is cheap to compute — built from constants, splats, aranges,
 //      broadcast/expand_dims/reshape and elementwise ops, at most kBudget ops deep, with every
 //      operand (looking through its own conversions) already in the layout it would need or
 //      itself cheap — computes it again in the wanted layout (index arithmetic and masks: a few integer ops instead of a round trip
 //      through shared memory);
-//   3. else stays: the lowering moves the elements between threads there.
+//   4. else stays: the lowering moves the elements between threads there.
 // The originals a recomputation leaves unused are left for dce.
 #include <optional>
 
@@ -105,9 +107,10 @@ class RemoveConversions final : public transforms::Pass {
   }
 
   void convert(ir::Op* c) {
-    ir::Value* v = c->operand(0);
+    // a conversion of a conversion converts the original (which may already be in `l`)
+    ir::Value* v = unconverted(c->operand(0));
     const LinearLayout& l = *c->result()->type.layout;
-    ir::Value* with = made(v, l);
+    ir::Value* with = *v->type.layout == l ? v : made(v, l);
     if (!with && cheap(v, l, kBudget)) {
       ir::Builder b(c->parent);
       b.set_insertion_before(c);

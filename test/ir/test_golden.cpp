@@ -1,7 +1,9 @@
 // test/ir/test_golden.cpp — golden tests of the IR passes, as text: each file in test/ir/golden/
 // holds a kernel in the printed form, a `// RUN: pass1,pass2` line naming the passes to run
 // (constant_fold, cse, dce, load_cse, version_single_trip_loops, canonicalize,
-// lower_descriptor_loads) and `// CHECK:` / `// CHECK-NEXT:` / `// CHECK-NOT:` lines checked
+// lower_descriptor_loads; the GPU level's select_mma, assign_layouts, remove_conversions and
+// to_gpu_ir, for the target a `// TARGET: sm_80|sm_90a|wave64` line names, sm_90a by default)
+// and `// CHECK:` / `// CHECK-NEXT:` / `// CHECK-NOT:` lines checked
 // against the IR printed after them (without locations), FileCheck's way: CHECK finds its text
 // on a line after the last match, CHECK-NEXT on the very next line, CHECK-NOT in none of the
 // lines between the matches around it. The passes run under the PassManager with verification
@@ -16,6 +18,7 @@
 #include <sstream>
 
 #include "ir/ir.hpp"
+#include "layout/gpu_passes.hpp"
 #include "transforms/lower_descriptor_loads.hpp"
 #include "transforms/pass_manager.hpp"
 #include "transforms/passes.hpp"
@@ -50,7 +53,15 @@ std::string trim(std::string s) {
   return s;
 }
 
-void run_passes(ir::Function& f, const std::string& list) {
+/// The GPU target a golden file's `// TARGET:` line names.
+layout::target_caps target_of(const std::string& name) {
+  if (name == "sm_80") return {.mma = 80, .wgmma = false, .lanes = 32};
+  if (name == "wave64") return {.mma = 0, .wgmma = false, .lanes = 64};
+  REQUIRE_MESSAGE((name.empty() || name == "sm_90a"), "unknown TARGET: " << name);
+  return {.mma = 80, .wgmma = true, .lanes = 32};
+}
+
+void run_passes(ir::Function& f, const std::string& list, const layout::target_caps& caps) {
   transforms::PassManager::Options o;
   o.verify = true;
   for (std::size_t at = 0; at <= list.size();) {
@@ -67,10 +78,19 @@ void run_passes(ir::Function& f, const std::string& list) {
       ir::verify(f, "lower_descriptor_loads");
       continue;
     }
-    static const std::map<std::string, std::function<std::unique_ptr<transforms::Pass>()>> passes = {
-        {"constant_fold", transforms::make_constant_fold}, {"cse", transforms::make_cse},
-        {"dce", transforms::make_dce},                     {"load_cse", transforms::make_load_cse},
-        {"version_single_trip_loops", transforms::make_version_single_trip_loops}};
+    if (name == "to_gpu_ir") {
+      layout::to_gpu_ir(f, caps, o);
+      continue;
+    }
+    const std::map<std::string, std::function<std::unique_ptr<transforms::Pass>()>> passes = {
+        {"constant_fold", transforms::make_constant_fold},
+        {"cse", transforms::make_cse},
+        {"dce", transforms::make_dce},
+        {"load_cse", transforms::make_load_cse},
+        {"version_single_trip_loops", transforms::make_version_single_trip_loops},
+        {"select_mma", [&] { return layout::make_select_mma(caps); }},
+        {"assign_layouts", [&] { return layout::make_assign_layouts(caps); }},
+        {"remove_conversions", layout::make_remove_conversions}};
     auto it = passes.find(name);
     REQUIRE_MESSAGE(it != passes.end(), "unknown pass in RUN: " << name);
     transforms::PassManager pm(o);
@@ -138,14 +158,16 @@ TEST_CASE("golden: every pass test in test/ir/golden") {
   for (const auto& p : files) {
     CAPTURE(p.filename().string());
     const std::string spec = read(p);
-    std::string passes;
-    for (const auto& l : lines_of(spec))
+    std::string passes, target;
+    for (const auto& l : lines_of(spec)) {
       if (trim(l).rfind("// RUN:", 0) == 0) passes = trim(trim(l).substr(7));
+      if (trim(l).rfind("// TARGET:", 0) == 0) target = trim(trim(l).substr(10));
+    }
     REQUIRE_MESSAGE(!passes.empty(), "no // RUN: line");
     REQUIRE_MESSAGE(spec.find("// CHECK") != std::string::npos, "no // CHECK line");
     auto f = ir::parse(spec, p.filename().string());
     ir::verify(*f, "parse");
-    run_passes(*f, passes);
+    run_passes(*f, passes, target_of(target));
     const std::string out = ir::print(*f, false);
     const auto errors = file_check(spec, out);
     std::string all;

@@ -1,0 +1,212 @@
+// test/ir/test_gpu_level.cpp — the GPU level of the IR as text and as rules: a kernel the GPU
+// passes made prints and parses back unchanged; the verifier's layout rules reject IR that breaks
+// them, naming the pass that ran last, the op and the rule; layout text that is malformed is an
+// error at its line and column; tile IR may hold neither a layout nor a GPU op.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <string>
+
+#include "ir/ir.hpp"
+#include "layout/gpu_passes.hpp"
+#include "layout/mma_engine.hpp"
+#include "transforms/pass_manager.hpp"
+
+using namespace tile;
+
+namespace {
+
+const char* kTranspose = R"(kernel @transpose(%arg0: ptr<f32> {div=16}, %arg1: ptr<f32> {div=16}) {
+  %0 = arange {start = 0, end = 32} : i32[32]
+  %1 = arange {start = 0, end = 64} : i32[64]
+  %2 = expand_dims %0 {axis = 1} : i32[32] -> i32[32,1]
+  %3 = expand_dims %1 {axis = 0} : i32[64] -> i32[1,64]
+  %4 = constant 64 : i32[32,1]
+  %5 = mul %2, %4 : i32[32,1]
+  %6 = broadcast %5 : i32[32,1] -> i32[32,64]
+  %7 = broadcast %3 : i32[1,64] -> i32[32,64]
+  %8 = add %6, %7 : i32[32,64]
+  %9 = splat %arg0 : ptr<f32> -> ptr<f32>[32,64]
+  %10 = addptr %9, %8 : ptr<f32>[32,64]
+  %11 = load %10 : f32[32,64]
+  %12 = constant 32 : i32[1,64]
+  %13 = mul %3, %12 : i32[1,64]
+  %14 = broadcast %13 : i32[1,64] -> i32[32,64]
+  %15 = broadcast %2 : i32[32,1] -> i32[32,64]
+  %16 = add %14, %15 : i32[32,64]
+  %17 = splat %arg1 : ptr<f32> -> ptr<f32>[32,64]
+  %18 = addptr %17, %16 : ptr<f32>[32,64]
+  store %18, %11 : ptr<f32>[32,64], f32[32,64]
+  return
+}
+)";
+
+std::unique_ptr<ir::Function> gpu_transpose() {
+  auto f = ir::parse(kTranspose, "transpose.tir");
+  transforms::PassManager::Options o;
+  o.verify = true;
+  layout::to_gpu_ir(*f, {.mma = 80, .wgmma = true, .lanes = 32}, o);
+  return f;
+}
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const tile::error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+/// A pass that breaks the IR on purpose, for the verifier to catch by the pass's name.
+class Breaker final : public transforms::Pass {
+ public:
+  explicit Breaker(std::function<void(ir::Function&)> how) : how_(std::move(how)) {}
+  std::string_view name() const override { return "breaker"; }
+  bool run(ir::Function& f) override {
+    how_(f);
+    return true;
+  }
+
+ private:
+  std::function<void(ir::Function&)> how_;
+};
+
+std::string verify_after_breaker(ir::Function& f, std::function<void(ir::Function&)> how) {
+  transforms::PassManager::Options o;
+  o.verify = true;
+  o.input_stage = "remove_conversions";
+  transforms::PassManager pm(o);
+  pm.add(std::make_unique<Breaker>(std::move(how)));
+  return error_of([&] { pm.run(f); });
+}
+
+ir::Op* first(ir::Function& f, ir::OpKind k) {
+  ir::Op* found = nullptr;
+  ir::walk(f.body, [&](ir::Op& op) {
+    if (!found && op.kind == k) found = &op;
+  });
+  REQUIRE(found);
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("GPU level: printed, parsed and printed again, byte for byte; the parse has the layouts and attributes") {
+  auto f = gpu_transpose();
+  const std::string text = ir::print(*f, true);
+  CHECK(text.rfind("#L0 = linear<[32] reg = ", 0) == 0);
+  CHECK(text.find("attributes {gpu, num_warps = 4, num_stages = 3}") != std::string::npos);
+  auto g = ir::parse(text, "gpu.tir");
+  CHECK(g->gpu);
+  CHECK(g->num_warps == 4);
+  CHECK_NOTHROW(ir::verify(*g, "parse"));
+  CHECK(ir::print(*g, true) == text);
+  CHECK(ir::structural_hash(*g) == ir::structural_hash(*f));
+  // one layout of one value differs: another hash
+  ir::Op* load = first(*g, ir::OpKind::load);
+  load->result()->type.layout = std::make_shared<const layout::LinearLayout>(
+      layout::default_blocked(load->result()->type.shape, 4, 1));
+  CHECK(ir::structural_hash(*g) != ir::structural_hash(*f));
+  // tile IR with launch options that are not the defaults keeps them in its text
+  auto t = ir::parse(kTranspose, "transpose.tir");
+  t->num_warps = 8;
+  t->fp_fusion = false;
+  const std::string tt = ir::print(*t, false);
+  CHECK(tt.find("attributes {num_warps = 8, num_stages = 3, fp_fusion = 0}") != std::string::npos);
+  auto back = ir::parse(tt, "t.tir");
+  CHECK(back->num_warps == 8);
+  CHECK_FALSE(back->fp_fusion);
+  CHECK_FALSE(back->gpu);
+}
+
+TEST_CASE("GPU level: the verifier names the pass, the op and the layout rule it breaks") {
+  SUBCASE("an elementwise op whose operand is in another layout than its result") {
+    auto f = gpu_transpose();
+    const std::string m = verify_after_breaker(*f, [](ir::Function& g) {
+      ir::Op* c = first(g, ir::OpKind::convert_layout);  // the values before the store
+      ir::replace_all_uses(g.body, c->result(), c->operand(0));
+      ir::erase(c);
+    });
+    CHECK(m.find("IR verifier (after breaker): op 'store'") != std::string::npos);
+    CHECK(m.find("must share one layout") != std::string::npos);
+  }
+  SUBCASE("a conversion to the layout its operand has") {
+    auto f = gpu_transpose();
+    const std::string m = verify_after_breaker(*f, [](ir::Function& g) {
+      ir::Op* c = first(g, ir::OpKind::convert_layout);
+      c->result()->type.layout = c->operand(0)->type.layout;
+    });
+    CHECK(m.find("IR verifier (after breaker): op 'convert_layout': convert_layout to the layout its operand already has") !=
+          std::string::npos);
+  }
+  SUBCASE("a tile without a layout, a scalar with one, a layout of other warps") {
+    auto f = gpu_transpose();
+    CHECK(verify_after_breaker(*f, [](ir::Function& g) { first(g, ir::OpKind::load)->result()->type.layout = nullptr; })
+              .find("op 'load': a tile without a layout at the GPU level") != std::string::npos);
+    auto h = gpu_transpose();
+    h->num_warps = 8;
+    CHECK(error_of([&] { ir::verify(*h, "parse"); }).find("a layout of 4 warp(s) in a kernel of num_warps = 8") != std::string::npos);
+  }
+  SUBCASE("a tensor-core dot whose result is not the MMA accumulator layout") {
+    auto f = ir::parse(R"(kernel @mm(%arg0: ptr<f16> {div=16}, %arg1: ptr<f32> {div=16}) {
+  %0 = arange {start = 0, end = 16} : i32[16]
+  %1 = expand_dims %0 {axis = 1} : i32[16] -> i32[16,1]
+  %2 = expand_dims %0 {axis = 0} : i32[16] -> i32[1,16]
+  %3 = broadcast %1 : i32[16,1] -> i32[16,16]
+  %4 = broadcast %2 : i32[1,16] -> i32[16,16]
+  %5 = add %3, %4 : i32[16,16]
+  %6 = splat %arg0 : ptr<f16> -> ptr<f16>[16,16]
+  %7 = addptr %6, %5 : ptr<f16>[16,16]
+  %8 = load %7 : f16[16,16]
+  %9 = constant 0.0 : f32[16,16]
+  %10 = dot %8, %8, %9 {precision = tf32} : f32[16,16]
+  %11 = splat %arg1 : ptr<f32> -> ptr<f32>[16,16]
+  %12 = addptr %11, %5 : ptr<f32>[16,16]
+  store %12, %10 : ptr<f32>[16,16], f32[16,16]
+  return
+}
+)",
+                       "mm.tir");
+    transforms::PassManager::Options o;
+    o.verify = true;
+    layout::to_gpu_ir(*f, {.mma = 0, .wgmma = false, .lanes = 32}, o);  // no tensor cores: a blocked result
+    const std::string m = verify_after_breaker(*f, [](ir::Function& g) {
+      layout::set_engine(*first(g, ir::OpKind::dot), layout::mma_engine::warp, {1, 1});
+    });
+    CHECK(m.find("IR verifier (after breaker): op 'dot': a tensor-core dot's result must be in the MMA accumulator layout of its warps") !=
+          std::string::npos);
+  }
+  SUBCASE("tile IR holds no layout and no GPU op") {
+    auto f = gpu_transpose();
+    f->gpu = false;
+    CHECK(error_of([&] { ir::verify(*f, "parse"); }).find("a layout in tile IR") != std::string::npos);
+    auto t = ir::parse(R"(kernel @k(%arg0: ptr<f32>) {
+  %0 = splat %arg0 : ptr<f32> -> ptr<f32>[64]
+  %1 = convert_layout %0 : ptr<f32>[64] -> ptr<f32>[64]
+  return
+}
+)",
+                       "t.tir");
+    CHECK(error_of([&] { ir::verify(*t, "parse"); }).find("op 'convert_layout': an op of the GPU level in tile IR") != std::string::npos);
+  }
+}
+
+TEST_CASE("GPU level: malformed layout text is an error at its line and column") {
+  auto message = [](const std::string& text) { return error_of([&] { ir::parse(text, "bad.tir"); }); };
+  const std::string l0 = "#L0 = linear<[64] reg = [[1]], lane = [[2], [4], [8], [16], [32]], warp = []>\n";
+  const std::string head = "kernel @k(%arg0: i32) attributes {gpu, num_warps = 1, num_stages = 3} {\n";
+  CHECK(message(l0 + head + "  %0 = arange {start = 0, end = 64} : i32[64] #L1\n  return\n}\n")
+            .find("bad.tir:3:47: expected a layout defined before the kernel ('#L1 = linear<…>'), found '#L1'") != std::string::npos);
+  CHECK(message(l0 + head + "  %0 = arange {start = 0, end = 32} : i32[32] #L0\n  return\n}\n")
+            .find("bad.tir:3:47: expected a layout of the tile's extents, found '#L0'") != std::string::npos);
+  CHECK(message("#L0 = linear<[64] reg = [[64]], lane = [], warp = []>\n" + head + "  return\n}\n")
+            .find("bad.tir:1:26: expected a basis inside the tile's extents") != std::string::npos);
+  CHECK(message("#L0 = linear<[64] reg = [[1, 0]], lane = [], warp = []>\n" + head + "  return\n}\n")
+            .find("bad.tir:1:26: expected a basis of 1 coordinate(s) (the tile's rank)") != std::string::npos);
+  CHECK(message(l0 + l0 + head + "  return\n}\n").find("bad.tir:2:1: expected a layout name not defined before") != std::string::npos);
+  CHECK(message(l0 + "kernel @k(%arg0: i32) attributes {gpu, num_warps = 3} {\n  return\n}\n")
+            .find("bad.tir:2:52: expected a power of two from 1 to 32 warps, found '3'") != std::string::npos);
+  CHECK(message(l0 + "kernel @k(%arg0: i32) attributes {gpu, warps = 4} {\n  return\n}\n")
+            .find("bad.tir:2:40: expected a kernel attribute (gpu, num_warps, num_stages, fp_fusion), found 'warps'") != std::string::npos);
+}
