@@ -42,6 +42,7 @@ class Hasher {
     u64(t.ptr);
     u64(t.shape.size());
     for (auto e : t.shape) u64(static_cast<std::uint64_t>(e));
+    if (t.mem != smem::none) u64(0x5000 + static_cast<std::uint64_t>(t.mem));
     if (t.layout)  // the GPU level
       for (const auto* bases : {&t.layout->reg, &t.layout->lane, &t.layout->warp}) {
         u64(bases->size());

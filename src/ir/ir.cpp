@@ -17,11 +17,17 @@ std::string Type::str() const {
     s += ']';
   }
   if (layout) s += " " + layout->str();
+  if (mem != smem::none) s += " #smem<" + std::string(smem_name(mem)) + ">";
   return s;
 }
 
+std::string_view smem_name(smem s) {
+  constexpr std::string_view n[] = {"none", "swizzled", "padded", "padded_transposed"};
+  return n[static_cast<int>(s)];
+}
+
 bool Type::operator==(const Type& o) const {
-  if (!same_data(o) || !layout != !o.layout) return false;
+  if (!same_data(o) || mem != o.mem || !layout != !o.layout) return false;
   return !layout || layout == o.layout || *layout == *o.layout;
 }
 

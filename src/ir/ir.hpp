@@ -29,19 +29,32 @@ struct node {};
 namespace tile::ir {
 
 // ---- types --------------------------------------------------------------------------------------
+/// Where a value of the GPU level lives: in registers (a tile spread over the threads by its
+/// layout; a scalar), or in a shared-memory buffer that holds a [rows][cols] tile arranged as
+///   swizzled           rows of 16-byte chunks XOR-ed by the row's address bits, in column blocks
+///                      of min(128, cols · elem bytes) bytes (16-bit elements: what ldmatrix
+///                      reads without bank conflicts and wgmma's descriptors name);
+///   padded             row-major, rows padded by 16 bytes;
+///   padded_transposed  the transpose ([cols][rows]) so, padded by 16 bytes.
+enum class smem : std::uint8_t { none, swizzled, padded, padded_transposed };
+std::string_view smem_name(smem s);
+
 /// The type of a value: an element dtype (the pointee for pointers), a pointer flag and a shape
 /// (empty for scalars). At the GPU level of the IR (Function::gpu) a tile's type also carries
 /// its layout: how its elements are spread over the registers, lanes and warps of a CTA (Triton's
-/// tensor encodings); scalars, which every thread holds, carry none.
+/// tensor encodings); scalars, which every thread holds, carry none; a shared-memory buffer
+/// (`local_alloc`'s result) carries its arrangement (`mem`) instead.
 struct Type {
   dtype elem = dtype::i32;
   bool ptr = false;
   std::vector<std::int64_t> shape;
   std::shared_ptr<const layout::LinearLayout> layout;  // null at the tile level and for scalars
+  smem mem = smem::none;                                // a shared-memory buffer: its arrangement
 
   Type() = default;
-  Type(dtype e, bool p = false, std::vector<std::int64_t> s = {}, std::shared_ptr<const layout::LinearLayout> l = nullptr)
-      : elem(e), ptr(p), shape(std::move(s)), layout(std::move(l)) {}
+  Type(dtype e, bool p = false, std::vector<std::int64_t> s = {}, std::shared_ptr<const layout::LinearLayout> l = nullptr,
+       smem m = smem::none)
+      : elem(e), ptr(p), shape(std::move(s)), layout(std::move(l)), mem(m) {}
 
   bool is_scalar() const { return shape.empty(); }
   bool is_float() const { return !ptr && tile::is_float(elem); }
@@ -58,12 +71,14 @@ struct Type {
   Type with_layout(layout::LinearLayout l) const {
     return {elem, ptr, shape, std::make_shared<const layout::LinearLayout>(std::move(l))};
   }
-  Type without_layout() const { return {elem, ptr, shape, nullptr}; }
+  Type without_layout() const { return {elem, ptr, shape, nullptr, mem}; }
+  bool is_buffer() const { return mem != smem::none; }
   /// Equal element, pointer flag, shape and layout (compared by value).
   bool operator==(const Type& o) const;
-  /// Equal but for the layout.
+  /// Equal but for the layout and where it lives.
   bool same_data(const Type& o) const { return elem == o.elem && ptr == o.ptr && shape == o.shape; }
-  /// "f32", "ptr<f16>", "i32[16,32]", "ptr<f32>[128]"; a layout follows as " #linear<…>".
+  /// "f32", "ptr<f16>", "i32[16,32]", "ptr<f32>[128]"; a layout follows as " #linear<…>", a
+  /// buffer's arrangement as " #smem<swizzled>".
   std::string str() const;
 };
 

@@ -407,6 +407,17 @@ class Parser {
       }
       advance();
     }
+    if (t_.kind == tok::alias && t_.text == "smem") {  // the GPU level: a shared-memory buffer
+      advance();
+      expect("<");
+      const token arr = t_;
+      const std::string name = ident("a buffer arrangement (swizzled, padded, padded_transposed)");
+      for (auto m : {smem::swizzled, smem::padded, smem::padded_transposed})
+        if (smem_name(m) == name) ty.mem = m;
+      if (ty.mem == smem::none) fail_at(arr, "a buffer arrangement (swizzled, padded, padded_transposed)");
+      expect(">");
+      return ty;
+    }
     if (t_.kind == tok::alias) {  // the GPU level: the tile's layout
       auto it = aliases_.find(t_.text);
       if (it == aliases_.end()) fail("a layout defined before the kernel ('#" + t_.text + " = linear<…>')");
@@ -624,6 +635,11 @@ class Parser {
         a.str = keyword;
         a.ints = {flag("hex")};
         break;
+      case OpKind::local_alloc: {
+        const attr_value* o = take("offset");
+        a.ints = {o ? int_of(*o) : -1, flag("tf32")};
+        break;
+      }
       case OpKind::hint: {
         const attr_value* v = take("multiple_of");
         std::int64_t which = 0;

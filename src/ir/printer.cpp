@@ -236,7 +236,8 @@ class Printer {
     bool conversion = op.kind == OpKind::cast || op.kind == OpKind::bitcast || op.kind == OpKind::split ||
                       op.kind == OpKind::reshape || op.kind == OpKind::broadcast ||
                       op.kind == OpKind::splat || op.kind == OpKind::expand_dims ||
-                      op.kind == OpKind::permute || op.kind == OpKind::join || op.kind == OpKind::convert_layout;
+                      op.kind == OpKind::permute || op.kind == OpKind::join || op.kind == OpKind::convert_layout ||
+                      op.kind == OpKind::local_alloc;
     if (conversion && !op.operands.empty()) {
       out_ += " : " + operand_types(op) + " -> " + result_types(op);
     } else if (!op.results.empty()) {
@@ -406,6 +407,12 @@ class Printer {
           t.named.push_back("mma = " + std::string(enum_name(a.ints[1], {"none", "warp", "warpgroup"})));
           if (a.ints[1]) t.named.push_back("warps = " + int_list({a.ints[2], a.ints[3]}));
           else if (a.ints[2] || a.ints[3]) used_ints = 2;  // (warps without an engine: printed generically)
+        }
+        break;
+      case OpKind::local_alloc:
+        if (take(2)) {
+          if (a.ints[0] >= 0) t.named.push_back("offset = " + std::to_string(a.ints[0]));  // (-1: not placed yet)
+          flag(1, "tf32");
         }
         break;
       case OpKind::print:

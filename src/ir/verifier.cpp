@@ -549,6 +549,14 @@ class Verifier {
         counts(op, 1, 0);
         if (in(op, 0).ptr || in(op, 0).elem != dtype::i1) fail(op, "the condition must be i1", in(op, 0).str());
         break;
+      case OpKind::local_alloc:
+        counts(op, 1, 1);
+        ints(op, 2);
+        flag(op, 1, "tf32");
+        if (at[1] && in(op, 0).elem != dtype::f32) fail(op, "only f32 elements are stored rounded to tf32", in(op, 0).str());
+        same(op, out(op), in(op, 0), "the buffer holds the operand's elements");
+        if (in(op, 0).shape.size() != 2 || in(op, 0).ptr) fail(op, "a buffer holds a 2-D tile of numbers", in(op, 0).str());
+        break;
       case OpKind::convert_layout:
         counts(op, 1, 1);
         same(op, out(op), in(op, 0), "the result must have the operand's type (in another layout)");

@@ -10,13 +10,18 @@
 //   shape ops     the operand in the layout that makes the op a renumbering of registers:
 //                 broadcast_source, slice (expand_dims), reshape and permute of the result's;
 //                 join's operands in one layout, split's results in one layout;
-//   reduce/scan   operands in one layout (the results in any: the lowering moves the elements
+//   reduce        operands in one layout, the results in its slice along the axis (the lowering
+//                 folds in place);
+//   scan          operands in one layout, the results in any (the lowering moves the elements
 //                 between its steps as they need, the last move into the result's layout);
 //   dot           the accumulator in the result's layout; on tensor cores (mma = warp or
 //                 warpgroup) that layout is the MMA accumulator's for its warps;
 //   control flow  a carried value's initial value, region arguments, yields and result in one
 //                 layout; an if's yields in its results';
-//   convert_layout  the same elements (type) in another layout.
+//   convert_layout  the same elements (type) in another layout;
+//   buffers       a local_alloc's result is a shared-memory buffer (no layout: its arrangement,
+//                 ir::smem), read only as A or B of a tensor-core dot, in the arrangement its
+//                 engine reads (swizzled 16-bit tiles; padded A, padded transposed B otherwise).
 // In tile IR (not gpu) no type carries a layout and no op of the GPU level appears.
 #include "ir/verify_layouts.hpp"
 
@@ -50,7 +55,11 @@ std::string one_layout(const std::vector<const Value*>& vs, const std::string& r
 }  // namespace
 
 std::string gpu_type_rule(const Function& f, const Type& t, int& lane_bits) {
-  if (!f.gpu) return t.layout ? "a layout in tile IR (only the GPU level's types carry one): " + t.str() : "";
+  if (!f.gpu) {
+    if (t.layout) return "a layout in tile IR (only the GPU level's types carry one): " + t.str();
+    return t.is_buffer() ? "a shared-memory buffer in tile IR: " + t.str() : "";
+  }
+  if (t.is_buffer()) return t.layout ? "a shared-memory buffer with a register layout: " + t.str() : "";
   if (t.shape.empty()) return t.layout ? "a scalar with a layout (every thread holds a scalar): " + t.str() : "";
   if (!t.layout) return "a tile without a layout at the GPU level: " + t.str();
   const layout::LinearLayout& l = *t.layout;
@@ -79,7 +88,15 @@ std::string gpu_op_rule(const Function& f, const Op& op) {
   };
   const Value* res = op.results.empty() ? nullptr : op.results[0].get();
   const bool tile_result = res && !res->type.shape.empty() && res->type.layout;
+  // a buffer is read by the tensor-core dot it was staged for, and by nothing else
+  for (std::size_t i = 0; i < op.operands.size(); ++i)
+    if (op.operands[i]->type.is_buffer() && !(op.kind == OpKind::dot && i < 2 && op.attrs.ints.size() >= 4 && op.attrs.ints[1] != 0))
+      return "operand #" + std::to_string(i) + " is a shared-memory buffer, which only a tensor-core dot reads (as A or B)";
   switch (op.kind) {
+    case OpKind::local_alloc:
+      if (op.operands.size() != 1 || op.results.size() != 1 || !res->type.is_buffer()) return "local_alloc gives a shared-memory buffer";
+      if (op.operands[0]->type.is_buffer()) return "local_alloc of a buffer";
+      return {};
     case OpKind::convert_layout:
       if (op.operands.size() != 1 || op.results.size() != 1) return "convert_layout takes one value and gives one";
       if (!op.operands[0]->type.same_data(res->type)) return "convert_layout keeps the type (" + text(op.operands[0]) + " -> " + text(res) + ")";
@@ -122,9 +139,16 @@ std::string gpu_op_rule(const Function& f, const Op& op) {
       for (const auto& r : op.results) rs.push_back(r.get());
       return one_layout(rs, "both results of a split must share one layout");
     }
-    case OpKind::reduce:
-    case OpKind::scan:  // (their results in any layout: the lowering's steps end with a conversion)
-      return one_layout(operands(), "the operands of a reduce or scan must share one layout");
+    case OpKind::reduce: {
+      if (auto r = one_layout(operands(), "the operands of a reduce must share one layout"); !r.empty()) return r;
+      if (op.operands.empty() || op.attrs.ints.empty() || !op.operands[0]->type.layout) return {};
+      const layout::LinearLayout want = layout::slice(*op.operands[0]->type.layout, static_cast<int>(op.attrs.ints[0]));
+      for (const auto& r : op.results)
+        if (auto e = expect(r.get(), want, "a reduce's results must be in its operands' layout sliced along the axis"); !e.empty()) return e;
+      return {};
+    }
+    case OpKind::scan:  // (its results in any layout: the lowering's steps end with a conversion)
+      return one_layout(operands(), "the operands of a scan must share one layout");
     case OpKind::dot: {
       if (op.operands.size() != 3 || !tile_result) return {};
       if (auto r = expect(op.operands[2], *res->type.layout, "a dot's accumulator must be in its result's layout"); !r.empty()) return r;
@@ -132,6 +156,16 @@ std::string gpu_op_rule(const Function& f, const Op& op) {
       if (a.size() < 4) return "a dot at the GPU level names its engine (mma = none, warp or warpgroup)";
       if (a[1] < 0 || a[1] > 2) return "a dot's engine must be 0 (none), 1 (warp) or 2 (warpgroup)";
       if (a[1] == 0) return {};
+      // staged operands: what the engine reads (stage_mma_operands.cpp)
+      for (unsigned k = 0; k < 2; ++k) {
+        const Type& t = op.operands[k]->type;
+        if (!t.is_buffer()) continue;
+        const bool sixteen = size_of(t.elem) == 2;
+        const smem want = sixteen ? smem::swizzled : k == 0 ? smem::padded : smem::padded_transposed;
+        if (t.mem != want || (a[1] == 2 && !sixteen))
+          return "a tensor-core dot reads " + std::string(k ? "B" : "A") + " from a " + std::string(smem_name(want)) +
+                 " buffer (" + t.str() + ")";
+      }
       const auto& s = res->type.shape;
       if (s.size() != 2 || a[2] < 1 || a[3] < 1 || a[2] * a[3] > f.num_warps) return "a tensor-core dot's warps must tile its result within num_warps";
       return expect(res, layout::mma_v2(s[0], s[1], {static_cast<int>(a[2]), static_cast<int>(a[3])}, f.num_warps),

@@ -19,6 +19,7 @@
 #include "jit/occupancy.hpp"
 #include "jit/stage_timer.hpp"
 #include "layout/gpu_passes.hpp"
+#include "schedule/allocate_shared.hpp"
 #include "schedule/software_pipeline.hpp"
 #include "support/build_id.hpp"
 #include "support/env.hpp"
@@ -112,6 +113,16 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
     lowered = lower_descriptors(original, false);
     f = lowered.get();
   }
+  // every shared-memory buffer and ring placed (offsets into the local_allocs: TILE_DUMP_IR)
+  {
+    auto o = pass_options;
+    o.input_stage = "stage_mma_operands";
+    o.dump_input = false;
+    transforms::PassManager pm(o);
+    pm.add(schedule::make_allocate_shared(pipes));
+    pm.run(*gpu);
+  }
+  const schedule::SharedPlan shared = schedule::plan_shared(*gpu, pipes);
   const ir::Function& fn = *gpu;
   const analysis::AxisAnalysis& axis = *axis_store;
   timer.lap("layouts, pipelining");
@@ -123,6 +134,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
   targets::nvptx::NvptxTarget target(a, fn.num_warps, static_cast<unsigned>(pipes.tensor_maps.size()), options);
   codegen::gpu::GpuLowering lowering(ctx, target, caps.lanes, axis);
   lowering.set_pipelines(&pipes);
+  lowering.set_shared(&shared);
   std::unique_ptr<llvm::Module> m = lowering.run(fn, k->entry);
   k->shared_bytes = lowering.shared_bytes();
   k->widest_exp_batch = target.widest_exp_batch();

@@ -1,8 +1,11 @@
 // src/layout/assign_layouts_pass.cpp — layer: layout. The pass assign_layouts (gpu_passes.hpp):
 // tile IR becomes the GPU level. assign_layouts.cpp decides a layout for every tile value; this
 // pass writes each into its value's type, puts a convert_layout before every use whose op wants
-// the value in another layout (wanted_operands; a yield wants its op's result layouts), and marks
-// the function gpu. One conversion a use: remove_conversions shares and removes them.
+// the value in another layout (wanted_operands; a yield wants its op's result layouts) and after
+// a reduce whose results the plan put in another layout than the reduce makes (its operands'
+// sliced along the axis), and marks the function gpu. One conversion a use: remove_conversions shares and removes them.
+#include <algorithm>
+
 #include "layout/gpu_passes.hpp"
 
 namespace tile::layout {
@@ -57,6 +60,27 @@ class AssignLayouts final : public transforms::Pass {
       ir::Value* v = w.op->operand(w.k);
       ir::Op* c = b.create(OpKind::convert_layout, {v}, {v->type.with_layout(std::move(w.want))}, {}, w.op->loc);
       w.op->operands[w.k] = c->result();
+    }
+    // a reduce gives its results in its operands' layout sliced along the axis (its lowering
+    // folds each thread's registers, then lanes, then warps, in place): where the plan put a
+    // result in another layout, a conversion after the reduce
+    std::vector<ir::Op*> reduces;
+    ir::walk(f.body, [&](ir::Op& op) {
+      if (op.kind == OpKind::reduce) reduces.push_back(&op);
+    });
+    for (ir::Op* op : reduces) {
+      const LinearLayout in = *op->operand(0)->type.layout;
+      for (auto& r : op->results) {
+        if (!is_tile(r.get())) continue;
+        LinearLayout out = slice(in, static_cast<int>(op->attrs.ints.at(0)));
+        if (*r->type.layout == out) continue;
+        auto at = std::find_if(op->parent->ops.begin(), op->parent->ops.end(), [&](const auto& o) { return o.get() == op; });
+        ir::Builder b(op->parent, std::next(at));
+        ir::Op* c = b.create(OpKind::convert_layout, {r.get()}, {r->type}, {}, op->loc);
+        r->type.layout = std::make_shared<const LinearLayout>(std::move(out));
+        ir::replace_all_uses(f.body, r.get(), c->result());
+        c->operands[0] = r.get();
+      }
     }
     f.gpu = true;
     return true;

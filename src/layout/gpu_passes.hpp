@@ -10,7 +10,11 @@
 //                       wants another;
 //   remove_conversions  (remove_conversions.cpp) conversions shared, or computed again in the
 //                       wanted layout where that is cheap;
+//   stage_mma_operands  (stage_mma_operands.cpp) a tensor-core dot's A and B as local_alloc
+//                       buffers in shared memory, arranged as its engine reads them;
 //   dce                 what recomputation left unused.
+// After them, the NVIDIA pipeline chooses the loops it pipelines (schedule/software_pipeline.hpp)
+// and places every buffer (schedule/allocate_shared.hpp, the pass allocate_shared).
 #pragma once
 
 #include <memory>
@@ -25,6 +29,7 @@ namespace tile::layout {
 std::unique_ptr<transforms::Pass> make_select_mma(target_caps caps);
 std::unique_ptr<transforms::Pass> make_assign_layouts(target_caps caps);
 std::unique_ptr<transforms::Pass> make_remove_conversions();
+std::unique_ptr<transforms::Pass> make_stage_mma_operands();
 
 /// `f` (verified tile IR, num_warps set) made the GPU level for a target with `caps`: the passes
 /// above in order, through a PassManager with `options`.

@@ -10,6 +10,7 @@ std::vector<std::unique_ptr<transforms::Pass>> gpu_passes(target_caps caps) {
   passes.push_back(make_select_mma(caps));       // which dots run on tensor cores
   passes.push_back(make_assign_layouts(caps));   // every tile's layout; a conversion at each use that wants another
   passes.push_back(make_remove_conversions());   // shared, or computed again where cheap
+  passes.push_back(make_stage_mma_operands());   // tensor-core operands into shared-memory buffers
   passes.push_back(transforms::make_dce());      // what recomputation left unused
   return passes;
 }

@@ -32,7 +32,6 @@ ir::Value* unconverted(ir::Value* v) {
   while (v->def && v->def->kind == OpKind::convert_layout) v = v->def->operand(0);
   return v;
 }
-const ir::Value* unconverted(const ir::Value* v) { return unconverted(const_cast<ir::Value*>(v)); }
 
 /// The layout `op`'s operand must have for `op` to give its result in layout `l` by renumbering
 /// registers (the verifier's rule for shape ops).

@@ -113,19 +113,29 @@ struct Planner {
     return v * es >= 4 ? v : 0;
   }
 
-  /// A load a pipelined dot may read from the ring.
-  bool ring_load(const ir::Op* l, const ir::Op& dot, const ir::Block& body) const {
-    if (!l || l->parent != &body) return false;
-    if (l->kind == OpKind::desc_load) {  // kept for the TMA (tma_candidate said yes)
-      auto it = users.find(l->result());
-      return it != users.end() && it->second.size() == 1 && it->second[0] == &dot;
+  /// Whether `v`'s only user is `u`.
+  bool only_user(const ir::Value* v, const ir::Op* u) const {
+    auto it = users.find(v);
+    return it != users.end() && it->second.size() == 1 && it->second[0] == u;
+  }
+  /// The load behind a dot's operand `x`: the tile a staging buffer (local_alloc, its only user
+  /// the dot) holds, or x itself.
+  const ir::Op* load_behind(const ir::Value* x, const ir::Op& dot) const {
+    const ir::Op* d = x->def;
+    if (d && d->kind == OpKind::local_alloc) {
+      if (!only_user(d->result(), &dot)) return nullptr;
+      return d->operand(0)->def && only_user(d->operand(0), d) ? d->operand(0)->def : nullptr;
     }
+    return d && only_user(x, &dot) ? d : nullptr;
+  }
+  /// A load a pipelined dot may read from the ring.
+  bool ring_load(const ir::Op* l, const ir::Block& body) const {
+    if (!l || l->parent != &body) return false;
+    if (l->kind == OpKind::desc_load) return true;  // kept for the TMA (tma_candidate said yes)
     if (l->kind != OpKind::load) return false;
     const auto& a = l->attrs.ints;
     if (a.size() > 4 && a[4] != 0) return false;  // volatile
     if (a.at(1) != 0 && !is_zero(l->operand(2))) return false;
-    auto it = users.find(l->result());
-    if (it == users.end() || it->second.size() != 1 || it->second[0] != &dot) return false;
     const dtype e = l->result()->type.elem;
     return e == dtype::f16 || e == dtype::bf16;
   }
@@ -136,15 +146,17 @@ struct Planner {
     PipelinedLoop pl;
     for (const auto& o : body.ops) {
       if (o->kind != OpKind::dot || layout::engine_of(*o) == layout::mma_engine::none) continue;
-      const ir::Op* la = o->operand(0)->def;
-      const ir::Op* lb = o->operand(1)->def;
-      if (!ring_load(la, *o, body) || !ring_load(lb, *o, body) || la == lb) continue;
+      const ir::Op* la = load_behind(o->operand(0), *o);
+      const ir::Op* lb = load_behind(o->operand(1), *o);
+      if (!ring_load(la, body) || !ring_load(lb, body) || la == lb) continue;
       std::array<int, 2> idx{};
       for (int k = 0; k < 2; ++k) {
         const ir::Op* l = k == 0 ? la : lb;
         const ir::Type& t = l->result()->type;
         PipelinedLoad pld;
         pld.load = l;
+        const ir::Op* staged = o->operand(static_cast<unsigned>(k))->def;
+        if (staged->kind == OpKind::local_alloc) pld.staged = staged;
         pld.elem_bytes = static_cast<std::int64_t>(size_of(t.elem));
         pld.rows = t.shape[0];
         pld.cols = t.shape[1];

@@ -6,7 +6,8 @@
 //
 // A loop qualifies when, in its body (top level):
 //   - a dot select_mma put on tensor cores (layout/mma_engine.hpp) takes both operands, 16-bit (f16
-//     or bf16), straight from loads of the body that nothing else uses: no `other` but zero, not
+//     or bf16), straight from loads of the body that nothing else uses (through the local_allocs
+//     that stage them, which the ring replaces): no `other` but zero, not
 //     volatile, rows of the tile contiguous in memory in runs of at least 4 bytes (the copy size)
 //     with the mask constant over each run;
 //   - the loads' pointers, masks and the loop-carried values they depend on (`a_ptrs += …`) are
@@ -51,6 +52,9 @@ struct PipelinedLoad {
   bool tma = false;
   int tma_map = -1;
   std::int64_t box_cols = 0;
+  /// The local_alloc that stages the load's tile for the dot (layout/stage_mma_operands.cpp):
+  /// the ring's buffer takes its place, so neither it nor the load is lowered in the body.
+  const ir::Op* staged = nullptr;
 };
 
 struct PipelinedLoop {
@@ -76,10 +80,17 @@ struct PipelinedLoop {
   std::unordered_set<const ir::Op*> ahead, ahead_only;
   /// Per carried value (region arg k + 1): advanced ahead of the loop.
   std::vector<bool> ahead_arg;
+  /// A load the ring copies, or the local_alloc that staged it: neither is lowered in the body.
   bool is_pipelined_load(const ir::Op* op) const {
     for (const auto& l : loads)
-      if (l.load == op) return true;
+      if (l.load == op || l.staged == op) return true;
     return false;
+  }
+  /// The ring's bytes: `buffers` buffers of stage_bytes, then the TMA's mbarriers (8 bytes a
+  /// buffer), the whole rounded to 1024 (schedule/allocate_shared.cpp places it).
+  std::uint64_t ring_bytes() const {
+    const auto n = static_cast<std::uint64_t>(buffers);
+    return (n * stage_bytes + (tma ? 8 * n : 0) + 1023) / 1024 * 1024;
   }
 };
 

@@ -1,8 +1,9 @@
 // test/ir/test_golden.cpp — golden tests of the IR passes, as text: each file in test/ir/golden/
 // holds a kernel in the printed form, a `// RUN: pass1,pass2` line naming the passes to run
 // (constant_fold, cse, dce, load_cse, version_single_trip_loops, canonicalize,
-// lower_descriptor_loads; the GPU level's select_mma, assign_layouts, remove_conversions and
-// to_gpu_ir, for the target a `// TARGET: sm_80|sm_90a|wave64` line names, sm_90a by default)
+// lower_descriptor_loads; the GPU level's select_mma, assign_layouts, remove_conversions,
+// stage_mma_operands, to_gpu_ir and allocate_shared (without pipelined loops), for the target a
+// `// TARGET: sm_80|sm_90a|wave64` line names, sm_90a by default)
 // and `// CHECK:` / `// CHECK-NEXT:` / `// CHECK-NOT:` lines checked
 // against the IR printed after them (without locations), FileCheck's way: CHECK finds its text
 // on a line after the last match, CHECK-NEXT on the very next line, CHECK-NOT in none of the
@@ -19,6 +20,7 @@
 
 #include "ir/ir.hpp"
 #include "layout/gpu_passes.hpp"
+#include "schedule/allocate_shared.hpp"
 #include "transforms/lower_descriptor_loads.hpp"
 #include "transforms/pass_manager.hpp"
 #include "transforms/passes.hpp"
@@ -62,6 +64,7 @@ layout::target_caps target_of(const std::string& name) {
 }
 
 void run_passes(ir::Function& f, const std::string& list, const layout::target_caps& caps) {
+  static const schedule::PipelinePlan no_pipelines;  // (allocate_shared without pipelined loops)
   transforms::PassManager::Options o;
   o.verify = true;
   for (std::size_t at = 0; at <= list.size();) {
@@ -90,7 +93,9 @@ void run_passes(ir::Function& f, const std::string& list, const layout::target_c
         {"version_single_trip_loops", transforms::make_version_single_trip_loops},
         {"select_mma", [&] { return layout::make_select_mma(caps); }},
         {"assign_layouts", [&] { return layout::make_assign_layouts(caps); }},
-        {"remove_conversions", layout::make_remove_conversions}};
+        {"remove_conversions", layout::make_remove_conversions},
+        {"stage_mma_operands", layout::make_stage_mma_operands},
+        {"allocate_shared", [&] { return schedule::make_allocate_shared(no_pipelines); }}};
     auto it = passes.find(name);
     REQUIRE_MESSAGE(it != passes.end(), "unknown pass in RUN: " << name);
     transforms::PassManager pm(o);

@@ -123,6 +123,7 @@ llvm::Value* GpuLowering::smem_abs(llvm::Value* byte_offset) {
 void GpuLowering::barrier() {
   target.barrier(S);
   smem_dirty_ = false;
+  smem_written_ = false;
   global_dirty_ = {};  // a CTA barrier orders every thread's global accesses before it, too
   global_read_.clear();
 }

@@ -2,84 +2,32 @@
 // operands go to shared memory in the compute type (f32/f64, tf32-rounded f32 at tf32
 // precision; the accumulator's type for integers), then each thread runs one multiply-add chain
 // per accumulator element it holds, k in order — the interpreter's order and roundings (f16/bf16
-// accumulators round after every step). Dots the layouts put on tensor cores (f16/bf16 into f32,
-// sm_80+) run as mma.sync m16n8k16 instead (lower_dot_mma): the operands staged in shared
-// memory, k in steps of 16, the hardware's own rounding within a step. wgmma (sm_90a) is
-// gpu_wgmma.cpp's; software pipelining of K loops gpu_pipeline.cpp's.
+// accumulators round after every step). Dots select_mma put on a warp's tensor cores (sm_80+)
+// run as mma.sync m16n8k{16,8,32} instead (lower_dot_mma), on operands their local_allocs
+// staged in shared memory, k in fragment steps, the hardware's own rounding within a step. wgmma
+// (sm_90a) is gpu_wgmma.cpp's; the staging buffers gpu_shared.cpp's; software pipelining of K
+// loops gpu_pipeline.cpp's.
 #include "codegen/gpu/gpu_lowering.hpp"
 
 namespace tile::codegen::gpu {
 
 void GpuLowering::lower_dot_mma(const ir::Op& op, std::array<int, 2> warps) {
-  // The operands go to shared memory once, from their own layouts: 16-bit A [M][K] and B [K][N]
-  // as swizzled tiles (16-byte chunks XOR-ed by row, so the 8 rows of 16 bytes ldmatrix reads at
-  // once fall in 8 different bank groups); other types with rows padded by 16 bytes (the same
-  // effect), A row-major and B transposed [N][K] (each thread's consecutive k of a fragment
-  // register one 32-bit word). Then, k one fragment at a time, each warp reads its fragments —
-  // the elements the operand layouts (layout::mma_v2_operand) give each thread: A with
-  // ldmatrix.x4, 16-bit B with ldmatrix.x2.trans, 32-bit and 8-bit B word by word — and runs
-  // its mma.sync steps. Only one k step's fragments are live at a time, besides the accumulator.
+  // A and B are shared-memory buffers (layout/stage_mma_operands.cpp: 16-bit A [M][K] and B
+  // [K][N] swizzled, other types A row-major and B transposed [N][K] with rows padded by 16
+  // bytes), written by their local_allocs. k one fragment at a time, each warp reads its
+  // fragments — the elements the operand layouts (layout::mma_v2_operand) give each thread: A
+  // with ldmatrix.x4, 16-bit B with ldmatrix.x2.trans, 32-bit and 8-bit B word by word — and
+  // runs its mma.sync steps. Only one k step's fragments are live at a time, besides the
+  // accumulator.
   auto& B = b();
   const ir::Type& at = op.operand(0)->type;
-  const ir::Type& bt = op.operand(1)->type;
-  const std::int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
-  const int kw = layout::mma_kwidth(op);  // elements per 32-bit register: 2 (f16/bf16), 1 (tf32), 4 (8-bit)
-  const std::int64_t es = 4 / kw;  // element bytes
-  llvm::Type* ety = B.getIntNTy(static_cast<unsigned>(8 * es));
-  const DV& A = get(op.operand(0));
-  const DV& Bm = get(op.operand(1));
+  const std::int64_t K = at.shape[1];
+  const std::int64_t es = 4 / layout::mma_kwidth(op);  // element bytes
   const DV acc = operand(op, 2);  // in the accumulator layout
-  barrier_before_write();
-  if (es == 2) {  // swizzled tiles, read with ldmatrix
-    const std::uint64_t sa = static_cast<std::uint64_t>((M * K * 2 + 1023) / 1024 * 1024);
-    reserve(sa + static_cast<std::uint64_t>(K * N * 2));
-    stage_swizzled(A, M, K, smem_floor_, "mma.stage.a");
-    stage_swizzled(Bm, K, N, smem_floor_ + sa, "mma.stage.b");
-    barrier();
-    DV res = mma_from_shared(op, warps, B.getInt64(smem_floor_), B.getInt64(smem_floor_ + sa), K, N, acc);
-    note_smem_read();
-    set(op.result(), std::move(res));
-    return;
-  }
-  const std::int64_t lda = K + 16 / es;  // padded row lengths (elements)
-  const std::int64_t ldb = K + 16 / es;
-  const std::uint64_t a_bytes = static_cast<std::uint64_t>(M * lda * es);
-  reserve(a_bytes + static_cast<std::uint64_t>(N * ldb * es));
-  // an element as the integer of its bits: f16 (half) and bf16 (i16) as they are stored, f32
-  // rounded to tf32 first (nearest even, as the interpreter rounds)
-  auto to_bits = [&](llvm::Value* v, const ir::Type& t) -> llvm::Value* {
-    if (t.elem == dtype::f32) v = S.dot_input(v, t, dtype::f32, true);
-    return v->getType()->isIntegerTy() ? v : B.CreateBitCast(v, ety);
-  };
-  // x's elements to shared memory at base + (row * ld + col) * es, (row, col) = its (axis
-  // `row_axis`, the other) coordinates; runs of consecutive registers along col in one store
-  auto stage = [&](const DV& x, const ir::Type& t, int row_axis, std::int64_t ld, std::uint64_t base, const char* name) {
-    auto [run, ax] = register_run(x.layout);
-    if (ax != 1 - row_axis || x.regs.size() == 1) run = 1;
-    run = std::min<int>(run, static_cast<int>(16 / es));
-    llvm::Value* writer = is_writer(x.layout);
-    S.if_else(writer, [&]() -> llvm::Value* {
-      for (int r = 0; r < x.layout.num_regs(); r += run) {
-        llvm::Value* i = coord(x.layout, r, row_axis);
-        llvm::Value* j = coord(x.layout, r, 1 - row_axis);
-        llvm::Value* flat = B.CreateAdd(B.CreateMul(i, B.getInt32(static_cast<std::uint32_t>(ld))), j);
-        llvm::Value* off = B.CreateAdd(B.getInt64(base), B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(static_cast<std::uint64_t>(es))));
-        if (run == 1) {
-          B.CreateStore(to_bits(x.regs.size() == 1 ? x.regs[0] : x.regs[static_cast<std::size_t>(r)], t), smem_at(off));
-        } else {
-          llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(ety, static_cast<unsigned>(run)));
-          for (int e = 0; e < run; ++e)
-            v = B.CreateInsertElement(v, to_bits(x.regs[static_cast<std::size_t>(r + e)], t), B.getInt32(static_cast<std::uint32_t>(e)));
-          B.CreateAlignedStore(v, smem_at(off), llvm::Align(static_cast<std::uint64_t>(run * es)));
-        }
-      }
-      return nullptr;
-    }, nullptr, name);
-  };
-  stage(A, at, 0, lda, 0, "mma.stage.a");
-  stage(Bm, bt, 1, ldb, a_bytes, "mma.stage.b");
-  barrier();
-  DV res = mma_from_shared(op, warps, B.getInt64(smem_floor_), B.getInt64(smem_floor_ + a_bytes), lda, ldb, acc);
+  barrier_after_write();  // the local_allocs' stores are visible to every warp
+  const std::int64_t ld = es == 2 ? 0 : K + 16 / es;  // padded rows (elements); swizzled: unused
+  DV res = mma_from_shared(op, warps, B.getInt64(buffer_offset(op.operand(0))), B.getInt64(buffer_offset(op.operand(1))),
+                           es == 2 ? K : ld, es == 2 ? op.operand(1)->type.shape[1] : ld, acc);
   note_smem_read();
   set(op.result(), std::move(res));
 }

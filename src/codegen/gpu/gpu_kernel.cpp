@@ -67,8 +67,10 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
     const ir::Value* a = f.body.arg(i);
     set(a, scalar_dv(target.kernel_arg(S, i, S.reg_type(a->type)), a->type));
   }
-  smem_bytes_ = 0;
+  smem_bytes_ = shared_ ? shared_->top : 0;
+  smem_floor_ = 0;
   smem_dirty_ = false;
+  smem_written_ = false;
   global_dirty_ = {};
   global_read_.clear();
   origins_.emplace(f);
@@ -101,14 +103,26 @@ std::vector<DV> GpuLowering::lower_region(const ir::Block& region, const std::ve
 }
 
 void GpuLowering::lower_op(const ir::Op& op) {
+  lower_op_body(op);
+  // every result is in the layout its type names: its users read its registers by that layout
+  for (const auto& r : op.results) {
+    if (r->type.shape.empty() || r->type.is_buffer() || !values_.count(r.get())) continue;
+    if (!(get(r.get()).layout == layout_of(r.get())))
+      unsupported(op, "internal error: the lowering made a result in another layout than its type's (" + get(r.get()).layout.str() +
+                          " for " + r->type.str() + ")");
+  }
+}
+
+void GpuLowering::lower_op_body(const ir::Op& op) {
   const auto rt = [&]() -> const ir::Type& { return op.result()->type; };
   // every register of a tile is an LLVM value: past a few hundred per thread, LLVM and ptxas
   // take minutes and the kernel spills anyway — a clear error instead
   for (const auto& r : op.results)
-    if (!r->type.shape.empty() && layout_of(r.get()).num_regs() > kMaxRegsPerThread)
+    if (!r->type.shape.empty() && !r->type.is_buffer() && layout_of(r.get()).num_regs() > kMaxRegsPerThread)
       unsupported(op, "a tile of " + std::to_string(r->type.numel()) + " elements is " + std::to_string(layout_of(r.get()).num_regs()) +
                           " registers per thread with num_warps = " + std::to_string(num_warps) + ", over the GPU backend's " +
                           std::to_string(kMaxRegsPerThread) + "; use more warps or smaller tiles");
+  if (shared_) smem_floor_ = shared_->floor(op);  // what the op uses itself goes above the live buffers
   switch (op.kind) {
     case OpKind::constant: {
       const ir::Type& t = rt();
@@ -139,6 +153,7 @@ void GpuLowering::lower_op(const ir::Op& op) {
     }
     case OpKind::hint: set(op.result(), operand(op, 0)); return;
     case OpKind::convert_layout: set(op.result(), convert(get(op.operand(0)), layout_of(op.result()))); return;
+    case OpKind::local_alloc: lower_local_alloc(op); return;
     case OpKind::splat: {
       const DV& s = get(op.operand(0));
       set(op.result(), splat(s.regs.at(0), rt(), layout_of(op.result())));

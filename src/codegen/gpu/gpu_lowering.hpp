@@ -19,8 +19,10 @@
 //   dot               on tensor cores where eligible (mma.sync: gpu_dot.cpp; wgmma:
 //                     gpu_wgmma.cpp), else one fused multiply-add chain per accumulator element;
 //   for/while/if      phis per register (gpu_control.cpp); print/assert (gpu_debug.cpp).
-// Shared memory is one dynamic buffer; each op uses it from offset 0 between barriers, so its
-// size is the largest single use (shared_bytes()).
+// Shared memory is one dynamic buffer: the buffers the IR names (local_allocs, the rings of
+// pipelined loops) at the offsets allocate_shared gave them, and what an op uses for itself
+// (a conversion, a cross-warp step) above the buffers live at that op (smem_floor_), between
+// barriers; its size is the largest top (shared_bytes()).
 #pragma once
 
 #include <functional>
@@ -39,6 +41,7 @@
 #include "codegen/lowering.hpp"
 #include "layout/assign_layouts.hpp"
 #include "layout/mma_engine.hpp"
+#include "schedule/allocate_shared.hpp"
 #include "schedule/software_pipeline.hpp"
 
 namespace tile::codegen::gpu {
@@ -176,7 +179,9 @@ class GpuLowering {
 
   // ---- ops ----
   void lower_block(const ir::Block& blk);
+  /// One op (lower_op_body), then the check that each tile result has its type's layout.
   void lower_op(const ir::Op& op);
+  void lower_op_body(const ir::Op& op);
   void lower_shape(const ir::Op& op);
   void lower_memory(const ir::Op& op);
   void lower_reduce(const ir::Op& op);
@@ -193,8 +198,8 @@ class GpuLowering {
   };
   ThreadScan scan_in_thread(const ir::Op& op, const layout::LinearLayout& l);
   void lower_dot(const ir::Op& op);
-  /// dot on tensor cores (the plan's mma dots): mma.sync m16n8k16 over the operands in their
-  /// dot-operand layouts, `warps` along M and N.
+  /// dot on a warp's tensor cores (mma = warp): mma.sync over the A and B buffers its
+  /// local_allocs staged, read as the operand layouts' fragments, `warps` along M and N.
   void lower_dot_mma(const ir::Op& op, std::array<int, 2> warps);
   /// The mma.sync steps of `op` (its result, in the accumulator layout, from `acc`) with A at
   /// a_base and B at b_base in shared memory (absolute byte offsets, i64): 16-bit operands as
@@ -214,13 +219,28 @@ class GpuLowering {
   /// `pending`: wgmma groups left in flight after it (1: the result only feeds the next dot of
   /// a pipelined loop, which waits for it; gpu_pipeline.cpp waits for 0 after the loop).
   DV wgmma_from_shared(const ir::Op& op, llvm::Value* a_base, llvm::Value* b_base, const DV& acc, int pending = 0);
+  /// A wgmma dot outside a pipelined loop: on the swizzled A and B buffers its local_allocs wrote.
+  void lower_dot_wgmma(const ir::Op& op);
+
+  // ---- shared-memory buffers (gpu_shared.cpp) ----
+  /// A local_alloc: its tile stored at its offset, in its buffer's arrangement.
+  void lower_local_alloc(const ir::Op& op);
   /// x (a 16-bit [rows][cols] tile) stored from its registers as a swizzled tile at absolute
   /// byte offset at_byte (16-byte vector stores; replicated threads do not write).
   void stage_swizzled(const DV& x, std::int64_t rows, std::int64_t cols, std::uint64_t at_byte, const char* name);
-  /// A wgmma dot outside a pipelined loop: the operands stored swizzled from their registers.
-  void lower_dot_wgmma(const ir::Op& op);
+  /// x (2-D) stored row-major with rows of row_len elements plus 16 bytes at at_byte: rows along
+  /// axis `row_axis` of x (1: the transpose); f32 rounded to tf32 first with `tf32`.
+  void stage_padded(const DV& x, int row_axis, std::int64_t row_len, std::uint64_t at_byte, bool tf32, const char* name);
+  /// The byte offset of the buffer a local_alloc made (allocate_shared's).
+  std::uint64_t buffer_offset(const ir::Value* buffer) const;
+  /// A barrier, if shared memory was written since the last one (before reading a buffer).
+  void barrier_after_write();
+
   /// The loops to software-pipeline (schedule/software_pipeline.hpp); set before run().
   void set_pipelines(const schedule::PipelinePlan* p) { pipes_ = p; }
+  /// Where the shared-memory buffers and rings live (schedule/allocate_shared.hpp); set before
+  /// run(): each op's own shared memory goes above the buffers live at it.
+  void set_shared(const schedule::SharedPlan* p) { shared_ = p; }
   /// A `for` of the pipeline plan: the ring, its cp.async copies, waits and barriers, and the
   /// body in order with its dots reading the ring (gpu_pipeline.cpp).
   void lower_pipelined_for(const ir::Op& op, const schedule::PipelinedLoop& pl);
@@ -250,6 +270,8 @@ class GpuLowering {
   std::uint64_t smem_bytes_ = 0;
   std::uint64_t smem_floor_ = 0;  // bytes at the start of the buffer other uses stay above
   bool smem_dirty_ = false;
+  bool smem_written_ = false;  // shared memory written since the last barrier (a local_alloc)
+  const schedule::SharedPlan* shared_ = nullptr;
   std::uint64_t smem_uses_ = 0;  // pointers into shared memory made so far (smem_abs): which regions use it
   const schedule::PipelinePlan* pipes_ = nullptr;
   GlobalWrites global_dirty_;

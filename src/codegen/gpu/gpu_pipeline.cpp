@@ -67,9 +67,9 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     return {B.CreateIntCast(w, iv->getType(), sg), valid};
   };
 
-  // the ring sits above whatever floor an enclosing pipelined loop set; the TMA's mbarriers (one
-  // a buffer: its copies landed) after it
-  const std::uint64_t ring_base = smem_floor_;
+  // the ring where allocate_shared put it (above the buffers live around the loop: an enclosing
+  // loop's ring, …); the TMA's mbarriers (one a buffer: its copies landed) after it
+  const std::uint64_t ring_base = shared_ ? shared_->offset(op) : smem_floor_;
   const auto nbuf = static_cast<std::uint64_t>(pl.buffers);
   const std::uint64_t bars_at = ring_base + nbuf * pl.stage_bytes;
   // (1024-aligned, as every ring: a ring inside this loop's body keeps its swizzle)

@@ -104,49 +104,14 @@ DV GpuLowering::wgmma_from_shared(const ir::Op& op, llvm::Value* a_base, llvm::V
   return DV{C, std::move(out), op.result()->type};
 }
 
-void GpuLowering::stage_swizzled(const DV& x, std::int64_t rows, std::int64_t cols, std::uint64_t at_byte, const char* name) {
-  // runs of up to 8 elements along the columns: one 16-byte chunk, which the swizzle keeps whole
-  auto& B = b();
-  auto [run, ax] = register_run(x.layout);
-  if (ax != 1 || x.regs.size() == 1) run = 1;
-  run = std::min(run, 8);
-  llvm::Value* writer = is_writer(x.layout);
-  S.if_else(writer, [&]() -> llvm::Value* {
-    for (int r = 0; r < x.layout.num_regs(); r += run) {
-      llvm::Value* off = B.CreateAdd(B.getInt64(at_byte), swizzled_offset(rows, cols, 2, coord(x.layout, r, 0), coord(x.layout, r, 1)));
-      auto bits = [&](int e) -> llvm::Value* {
-        llvm::Value* v = x.regs.size() == 1 ? x.regs[0] : x.regs[static_cast<std::size_t>(r + e)];
-        return v->getType()->isIntegerTy() ? v : B.CreateBitCast(v, B.getInt16Ty());
-      };
-      if (run == 1) {
-        B.CreateStore(bits(0), smem_abs(off));
-      } else {
-        llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(B.getInt16Ty(), static_cast<unsigned>(run)));
-        for (int e = 0; e < run; ++e) v = B.CreateInsertElement(v, bits(e), B.getInt32(static_cast<std::uint32_t>(e)));
-        B.CreateAlignedStore(v, smem_abs(off), llvm::Align(static_cast<std::uint64_t>(run * 2)));
-      }
-    }
-    return nullptr;
-  }, nullptr, name);
-}
-
 void GpuLowering::lower_dot_wgmma(const ir::Op& op) {
+  // A and B are swizzled buffers their local_allocs wrote (1024-byte aligned): visible to the
+  // async proxy that wgmma reads through, then to every warp
   auto& B = b();
-  const ir::Type& at = op.operand(0)->type;
-  const ir::Type& bt = op.operand(1)->type;
-  const std::int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
-  const DV& A = get(op.operand(0));
-  const DV& Bm = get(op.operand(1));
   const DV acc = operand(op, 2);
-  const std::uint64_t a_bytes = static_cast<std::uint64_t>((M * K * 2 + 1023) / 1024 * 1024);
-  const std::uint64_t base = (smem_floor_ + 1023) / 1024 * 1024;  // the swizzle wants 1024-byte aligned tiles
-  smem_bytes_ = std::max(smem_bytes_, base + a_bytes + static_cast<std::uint64_t>(K * N * 2));
-  barrier_before_write();
-  stage_swizzled(A, M, K, base, "wgmma.stage.a");
-  stage_swizzled(Bm, K, N, base + a_bytes, "wgmma.stage.b");
-  target.fence_async_shared(S);
-  barrier();
-  DV res = wgmma_from_shared(op, B.getInt64(base), B.getInt64(base + a_bytes), acc);
+  if (smem_written_) target.fence_async_shared(S);
+  barrier_after_write();
+  DV res = wgmma_from_shared(op, B.getInt64(buffer_offset(op.operand(0))), B.getInt64(buffer_offset(op.operand(1))), acc);
   note_smem_read();
   set(op.result(), std::move(res));
 }

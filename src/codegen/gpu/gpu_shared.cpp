@@ -1,0 +1,106 @@
+// src/codegen/gpu/gpu_shared.cpp — layer: codegen (gpu). Shared-memory buffers of the GPU level:
+// a local_alloc stores its tile, from the registers of its layout, at the offset
+// allocate_shared gave it (schedule/allocate_shared.hpp), in the buffer's arrangement (ir::smem):
+//   swizzled           16-bit tiles, runs of up to 8 elements along the columns a 16-byte
+//                      vector store (the swizzle keeps 16-byte chunks whole);
+//   padded             row-major, rows padded by 16 bytes;
+//   padded_transposed  the transpose so (each thread's consecutive k one 32-bit word);
+// replicated threads do not write. The reader (a tensor-core dot) waits at a barrier first
+// (barrier_after_write).
+#include "codegen/gpu/gpu_lowering.hpp"
+
+namespace tile::codegen::gpu {
+
+std::uint64_t GpuLowering::buffer_offset(const ir::Value* buffer) const {
+  const ir::Op* a = buffer->def;
+  if (!a || a->kind != ir::OpKind::local_alloc || a->attrs.ints.empty() || a->attrs.ints[0] < 0)
+    throw tile::error("codegen (gpu): internal error: a shared-memory buffer without an offset (allocate_shared did not run)");
+  return static_cast<std::uint64_t>(a->attrs.ints[0]);
+}
+
+void GpuLowering::barrier_after_write() {
+  if (smem_written_) barrier();
+}
+
+void GpuLowering::lower_local_alloc(const ir::Op& op) {
+  const ir::Type& t = op.result()->type;
+  const DV& x = get(op.operand(0));
+  const std::uint64_t at = buffer_offset(op.result());
+  const std::int64_t rows = t.shape.at(0), cols = t.shape.at(1);
+  smem_bytes_ = std::max(smem_bytes_, at + schedule::shared_bytes(t));
+  barrier_before_write();  // earlier readers of these bytes are done
+  const bool tf32 = op.attrs.ints.size() > 1 && op.attrs.ints[1] != 0;
+  switch (t.mem) {
+    case ir::smem::swizzled: stage_swizzled(x, rows, cols, at, "local_alloc.swizzled"); break;
+    case ir::smem::padded: stage_padded(x, 0, cols, at, tf32, "local_alloc.padded"); break;
+    case ir::smem::padded_transposed: stage_padded(x, 1, rows, at, tf32, "local_alloc.transposed"); break;
+    case ir::smem::none: unsupported(op, "internal error: local_alloc of no buffer arrangement");
+  }
+  smem_written_ = true;
+  set(op.result(), DV{scalar_, {}, t});  // (a buffer has no registers: its readers take the offset)
+}
+
+void GpuLowering::stage_swizzled(const DV& x, std::int64_t rows, std::int64_t cols, std::uint64_t at_byte, const char* name) {
+  // runs of up to 8 elements along the columns: one 16-byte chunk, which the swizzle keeps whole
+  auto& B = b();
+  auto [run, ax] = register_run(x.layout);
+  if (ax != 1 || x.regs.size() == 1) run = 1;
+  run = std::min(run, 8);
+  llvm::Value* writer = is_writer(x.layout);
+  S.if_else(writer, [&]() -> llvm::Value* {
+    for (int r = 0; r < x.layout.num_regs(); r += run) {
+      llvm::Value* off = B.CreateAdd(B.getInt64(at_byte), swizzled_offset(rows, cols, 2, coord(x.layout, r, 0), coord(x.layout, r, 1)));
+      auto bits = [&](int e) -> llvm::Value* {
+        llvm::Value* v = x.regs.size() == 1 ? x.regs[0] : x.regs[static_cast<std::size_t>(r + e)];
+        return v->getType()->isIntegerTy() ? v : B.CreateBitCast(v, B.getInt16Ty());
+      };
+      if (run == 1) {
+        B.CreateStore(bits(0), smem_abs(off));
+      } else {
+        llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(B.getInt16Ty(), static_cast<unsigned>(run)));
+        for (int e = 0; e < run; ++e) v = B.CreateInsertElement(v, bits(e), B.getInt32(static_cast<std::uint32_t>(e)));
+        B.CreateAlignedStore(v, smem_abs(off), llvm::Align(static_cast<std::uint64_t>(run * 2)));
+      }
+    }
+    return nullptr;
+  }, nullptr, name);
+}
+
+void GpuLowering::stage_padded(const DV& x, int row_axis, std::int64_t row_len, std::uint64_t at_byte, bool tf32, const char* name) {
+  // element (row, col) — its (axis row_axis, the other) coordinates — at at_byte + (row * ld +
+  // col) * es, ld = row_len + 16 bytes; runs of consecutive registers along col in one store
+  auto& B = b();
+  const ir::Type& t = x.type;
+  const auto es = static_cast<std::int64_t>(size_of(t.elem));
+  const std::int64_t ld = row_len + 16 / es;
+  llvm::Type* ety = B.getIntNTy(static_cast<unsigned>(8 * es));
+  // an element as the integer of its bits: f16 (half) and bf16 (i16) as they are stored, f32
+  // rounded to tf32 first where asked (nearest even, as the interpreter rounds)
+  auto to_bits = [&](llvm::Value* v) -> llvm::Value* {
+    if (tf32) v = S.dot_input(v, t, dtype::f32, true);
+    return v->getType()->isIntegerTy() ? v : B.CreateBitCast(v, ety);
+  };
+  auto [run, ax] = register_run(x.layout);
+  if (ax != 1 - row_axis || x.regs.size() == 1) run = 1;
+  run = std::min<int>(run, static_cast<int>(16 / es));
+  llvm::Value* writer = is_writer(x.layout);
+  S.if_else(writer, [&]() -> llvm::Value* {
+    for (int r = 0; r < x.layout.num_regs(); r += run) {
+      llvm::Value* i = coord(x.layout, r, row_axis);
+      llvm::Value* j = coord(x.layout, r, 1 - row_axis);
+      llvm::Value* flat = B.CreateAdd(B.CreateMul(i, B.getInt32(static_cast<std::uint32_t>(ld))), j);
+      llvm::Value* off = B.CreateAdd(B.getInt64(at_byte), B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(static_cast<std::uint64_t>(es))));
+      if (run == 1) {
+        B.CreateStore(to_bits(x.regs.size() == 1 ? x.regs[0] : x.regs[static_cast<std::size_t>(r)]), smem_abs(off));
+      } else {
+        llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(ety, static_cast<unsigned>(run)));
+        for (int e = 0; e < run; ++e)
+          v = B.CreateInsertElement(v, to_bits(x.regs[static_cast<std::size_t>(r + e)]), B.getInt32(static_cast<std::uint32_t>(e)));
+        B.CreateAlignedStore(v, smem_abs(off), llvm::Align(static_cast<std::uint64_t>(run * es)));
+      }
+    }
+    return nullptr;
+  }, nullptr, name);
+}
+
+}  // namespace tile::codegen::gpu

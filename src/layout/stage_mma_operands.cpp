@@ -1,0 +1,50 @@
+// src/layout/stage_mma_operands.cpp — layer: layout. The pass stage_mma_operands
+// (gpu_passes.hpp): a dot on tensor cores reads its operands from shared memory, so each of A
+// and B becomes a `local_alloc` right before the dot — the tile stored once, from whatever
+// layout it has, into a buffer arranged as the engine reads it:
+//   - 16-bit operands (both engines): swizzled tiles (A [M][K], B [K][N]: 16-byte chunks XOR-ed
+//     by row, what ldmatrix reads without bank conflicts and wgmma's descriptors name);
+//   - tf32 and 8-bit operands (the warp MMA): A row-major and B transposed ([N][K]), rows padded
+//     by 16 bytes, so each thread's consecutive k of a fragment register is one 32-bit word; f32
+//     elements stored rounded to tf32 (the interpreter's rounding of a tf32 dot's inputs).
+// The buffers' offsets are allocate_shared's; a pipelined loop reads its dots' operands from its
+// ring instead (its copies land in the same arrangement) and lowers none of these.
+#include "layout/gpu_passes.hpp"
+#include "layout/mma_engine.hpp"
+
+namespace tile::layout {
+
+namespace {
+
+using ir::OpKind;
+
+class StageMmaOperands final : public transforms::Pass {
+ public:
+  std::string_view name() const override { return "stage_mma_operands"; }
+  bool run(ir::Function& f) override {
+    std::vector<ir::Op*> dots;
+    ir::walk(f.body, [&](ir::Op& op) {
+      if (engine_of(op) != mma_engine::none && op.operand(0)->type.mem == ir::smem::none) dots.push_back(&op);
+    });
+    for (ir::Op* dot : dots) {
+      const bool sixteen = size_of(dot->operand(0)->type.elem) == 2;
+      ir::Builder b(dot->parent);
+      b.set_insertion_before(dot);
+      for (unsigned k = 0; k < 2; ++k) {
+        ir::Value* x = dot->operand(k);
+        ir::Type t = x->type.without_layout();
+        t.mem = sixteen ? ir::smem::swizzled : k == 0 ? ir::smem::padded : ir::smem::padded_transposed;
+        // f32 at tf32 precision: stored rounded to tf32, as the interpreter rounds the inputs
+        const std::int64_t tf32 = x->type.elem == dtype::f32;
+        dot->operands[k] = b.create(OpKind::local_alloc, {x}, {t}, ir::Attrs{{-1, tf32}, 0.0, {}}, dot->loc)->result();
+      }
+    }
+    return !dots.empty();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<transforms::Pass> make_stage_mma_operands() { return std::make_unique<StageMmaOperands>(); }
+
+}  // namespace tile::layout

@@ -1,0 +1,145 @@
+// src/schedule/allocate_shared.cpp — layer: schedule. See allocate_shared.hpp.
+#include "schedule/allocate_shared.hpp"
+
+#include <algorithm>
+
+namespace tile::schedule {
+
+using ir::OpKind;
+
+namespace {
+
+std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+
+/// Pre-order positions of every op, and for each op with regions the last position inside it.
+struct Positions {
+  std::unordered_map<const ir::Op*, std::size_t> at, end;
+  std::size_t next = 0;
+  void block(const ir::Block& b) {
+    for (const auto& op : b.ops) {
+      at[op.get()] = next++;
+      for (const auto& r : op->regions) block(*r);
+      end[op.get()] = next - 1;
+    }
+  }
+};
+
+}  // namespace
+
+std::uint64_t shared_bytes(const ir::Type& t) {
+  const auto es = static_cast<std::int64_t>(size_of(t.elem));
+  const std::int64_t rows = t.shape.at(0), cols = t.shape.at(1);
+  switch (t.mem) {
+    case ir::smem::swizzled: return static_cast<std::uint64_t>(rows * cols * es);
+    case ir::smem::padded: return static_cast<std::uint64_t>(rows * (cols + 16 / es) * es);
+    case ir::smem::padded_transposed: return static_cast<std::uint64_t>(cols * (rows + 16 / es) * es);
+    case ir::smem::none: break;
+  }
+  return 0;
+}
+
+std::uint64_t SharedPlan::offset(const ir::Op& op) const {
+  for (const auto& b : buffers)
+    if (b.op == &op) return b.offset;
+  throw tile::error("schedule: internal error: a shared-memory buffer without an offset", op.loc);
+}
+
+SharedPlan plan_shared(const ir::Function& f, const PipelinePlan& pipes) {
+  Positions pos;
+  pos.block(f.body);
+  // the local_allocs a ring replaces
+  std::unordered_map<const ir::Op*, bool> ring_fed;
+  for (const auto& [loop, pl] : pipes.loops)
+    for (const auto& l : pl.loads)
+      if (l.staged) ring_fed[l.staged] = true;
+  SharedPlan plan;
+  ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& op) {
+    if (op.kind == OpKind::local_alloc && !ring_fed.count(&op)) {
+      SharedBuffer b;
+      b.op = &op;
+      b.bytes = shared_bytes(op.result()->type);
+      b.align = op.result()->type.mem == ir::smem::swizzled ? 1024 : 16;
+      b.first = b.last = pos.at.at(&op);
+      // its last use; a use in a loop the buffer was made outside of: the loop's end
+      std::function<void(const ir::Block&)> uses = [&](const ir::Block& blk) {
+        for (const auto& u : blk.ops) {
+          for (const ir::Value* v : u->operands)
+            if (v == op.result()) {
+              std::size_t last = pos.at.at(u.get());
+              for (const ir::Op* p = u->parent ? u->parent->parent : nullptr; p; p = p->parent ? p->parent->parent : nullptr) {
+                if (pos.at.at(p) < b.first && (p->kind == OpKind::for_ || p->kind == OpKind::while_)) last = std::max(last, pos.end.at(p));
+              }
+              b.last = std::max(b.last, last);
+            }
+          for (const auto& r : u->regions) uses(*r);
+        }
+      };
+      uses(f.body);
+      plan.buffers.push_back(b);
+    }
+    if (op.kind == OpKind::for_)
+      if (auto it = pipes.loops.find(&op); it != pipes.loops.end()) {
+        SharedBuffer b;
+        b.op = &op;
+        b.bytes = it->second.ring_bytes();
+        b.align = 1024;
+        b.first = pos.at.at(&op);
+        b.last = pos.end.at(&op);
+        plan.buffers.push_back(b);
+      }
+  });
+  // first fit, in order of first op (walk order already)
+  for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+    SharedBuffer& b = plan.buffers[i];
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> taken;  // [start, end) of live ones
+    for (std::size_t j = 0; j < i; ++j) {
+      const SharedBuffer& o = plan.buffers[j];
+      if (o.first <= b.last && b.first <= o.last) taken.emplace_back(o.offset, o.offset + o.bytes);
+    }
+    std::sort(taken.begin(), taken.end());
+    std::uint64_t at = 0;
+    for (const auto& [s, e] : taken) {
+      if (align_up(at, b.align) + b.bytes <= s) break;
+      at = std::max(at, e);
+    }
+    b.offset = align_up(at, b.align);
+    plan.top = std::max(plan.top, b.offset + b.bytes);
+  }
+  // each op's floor: the top of the buffers live at it
+  for (const auto& [op, p] : pos.at) {
+    std::uint64_t top = 0;
+    for (const auto& b : plan.buffers)
+      if (b.first <= p && p <= b.last) top = std::max(top, b.offset + b.bytes);
+    if (top) plan.floors[op] = top;
+  }
+  return plan;
+}
+
+namespace {
+
+class AllocateShared final : public transforms::Pass {
+ public:
+  explicit AllocateShared(const PipelinePlan& pipes) : pipes_(pipes) {}
+  std::string_view name() const override { return "allocate_shared"; }
+  bool run(ir::Function& f) override {
+    const SharedPlan plan = plan_shared(f, pipes_);
+    bool changed = false;
+    for (const auto& b : plan.buffers)
+      if (b.op->kind == OpKind::local_alloc) {
+        auto& a = const_cast<ir::Op*>(b.op)->attrs.ints;
+        if (a.size() < 2) a.resize(2, 0);
+        changed |= a[0] != static_cast<std::int64_t>(b.offset);
+        a[0] = static_cast<std::int64_t>(b.offset);
+      }
+    return changed;
+  }
+
+ private:
+  const PipelinePlan& pipes_;
+};
+
+}  // namespace
+
+std::unique_ptr<transforms::Pass> make_allocate_shared(const PipelinePlan& pipes) { return std::make_unique<AllocateShared>(pipes); }
+
+}  // namespace tile::schedule
