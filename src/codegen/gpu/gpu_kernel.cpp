@@ -37,6 +37,11 @@ const layout::LinearLayout& GpuLowering::layout_of(const ir::Value* v) const {
   return *v->type.layout;
 }
 
+const MmaEngine& GpuLowering::mma() const {
+  if (const MmaEngine* e = target.mma()) return *e;
+  throw tile::error("codegen (gpu): internal error: a tensor-core dot for a target without a tensor-core engine");
+}
+
 DV GpuLowering::get_as(const ir::Value* v, const layout::LinearLayout& l) {
   const DV& d = get(v);
   if (d.scalar() || d.layout == l) return d;

@@ -105,6 +105,8 @@ class GpuLowering {
   // ---- values ----
   const DV& get(const ir::Value* v) const;
   void set(const ir::Value* v, DV d) { values_[v] = std::move(d); }
+  /// The target's tensor-core engine (an internal error where it has none: select_mma chose it).
+  const MmaEngine& mma() const;
   /// `v` in layout `l`, converted when it has another: the few ops that work in a layout of their
   /// own (split's halves into scalars, reduce's and scan's steps).
   DV get_as(const ir::Value* v, const layout::LinearLayout& l);
@@ -198,29 +200,15 @@ class GpuLowering {
   };
   ThreadScan scan_in_thread(const ir::Op& op, const layout::LinearLayout& l);
   void lower_dot(const ir::Op& op);
-  /// dot on a warp's tensor cores (mma = warp): mma.sync over the A and B buffers its
-  /// local_allocs staged, read as the operand layouts' fragments, `warps` along M and N.
-  void lower_dot_mma(const ir::Op& op, std::array<int, 2> warps);
-  /// The mma.sync steps of `op` (its result, in the accumulator layout, from `acc`) with A at
-  /// a_base and B at b_base in shared memory (absolute byte offsets, i64): 16-bit operands as
-  /// swizzled tiles (swizzled_offset: A [M][K], B [K][N], read with ldmatrix / ldmatrix.trans,
-  /// free of bank conflicts), others row-major with rows of lda elements (A) and B transposed
-  /// [N][K] with rows of ldb.
-  DV mma_from_shared(const ir::Op& op, std::array<int, 2> warps, llvm::Value* a_base, llvm::Value* b_base,
-                     std::int64_t lda, std::int64_t ldb, const DV& acc);
-  /// wgmma (the plan's wgmma dots, sm_90a; gpu_wgmma.cpp): the operands in shared memory as
+  /// dot on tensor cores (mma = warp or warpgroup): the target's engine (mma()) over the A and B
+  /// buffers its local_allocs staged.
+  void lower_dot_mma(const ir::Op& op);
+  /// The swizzled arrangement (ir::smem::swizzled; gpu_shared.cpp): the operands in shared memory as
   /// swizzled tiles — a [rows][cols] tile of `es`-byte elements in column blocks of S = min(128,
   /// cols * es) bytes a row, each block [rows][S] with 16-byte chunk c of row r at c ^ (r's
   /// address bits 7 ..): the 128/64/32-byte swizzle the descriptors name. Byte offset (i64) of
   /// element (i, j) from the tile's (1024-byte aligned) start.
   llvm::Value* swizzled_offset(std::int64_t rows, std::int64_t cols, std::int64_t es, llvm::Value* i, llvm::Value* j);
-  /// The dot `op` (A [M][K] and B [K][N] swizzled tiles at absolute byte offsets a_base and
-  /// b_base) as wgmma m64nNk16 steps of each warpgroup; its result in the accumulator layout.
-  /// `pending`: wgmma groups left in flight after it (1: the result only feeds the next dot of
-  /// a pipelined loop, which waits for it; gpu_pipeline.cpp waits for 0 after the loop).
-  DV wgmma_from_shared(const ir::Op& op, llvm::Value* a_base, llvm::Value* b_base, const DV& acc, int pending = 0);
-  /// A wgmma dot outside a pipelined loop: on the swizzled A and B buffers its local_allocs wrote.
-  void lower_dot_wgmma(const ir::Op& op);
 
   // ---- shared-memory buffers (gpu_shared.cpp) ----
   /// A local_alloc: its tile stored at its offset, in its buffer's arrangement.

@@ -207,9 +207,11 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     smem_dirty_ = true;  // other shared-memory users of the body: the previous iteration's threads
   } else {
     target.cp_async_wait(S, pl.stages - 2);
-    bool any_wgmma = false;
-    for (const auto& [d, idx] : pl.dots) any_wgmma |= layout::engine_of(*d) == layout::mma_engine::warpgroup;
-    if (any_wgmma) target.fence_async_shared(S);  // the copies are read by wgmma (the async proxy)
+    // the copies visible to the dots' reads (wgmma reads through the async proxy: one fence)
+    const ir::Op* wg = nullptr;
+    for (const auto& [d, idx] : pl.dots)
+      if (layout::engine_of(*d) == layout::mma_engine::warpgroup) wg = d;
+    if (wg) mma().make_visible(*this, *wg);
     barrier();
   }
   // the buffer of iteration i + stages - 1: with wgmma left in flight, iteration i - 1's buffer
@@ -240,9 +242,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
       const DV acc = operand(*o, 2);
       llvm::Value* a_at = B.CreateAdd(read_off, B.getInt64(la.offset));
       llvm::Value* b_at = B.CreateAdd(read_off, B.getInt64(lb.offset));
-      set(o->result(), layout::engine_of(*o) == layout::mma_engine::warpgroup
-                           ? wgmma_from_shared(*o, a_at, b_at, acc, pl.async_wgmma ? 1 : 0)
-                           : mma_from_shared(*o, layout::mma_warps_of(*o), a_at, b_at, la.ld, lb.ld, acc));
+      set(o->result(), mma().dot(*this, *o, a_at, b_at, la.ld, lb.ld, acc, pl.async_wgmma ? 1 : 0));
       continue;
     }
     lower_op(*o);
@@ -295,7 +295,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
         for (std::size_t r0 = 0; r0 < res.regs.size(); r0 += 128) {
           const std::size_t n = std::min<std::size_t>(128, res.regs.size() - r0);
           std::vector<llvm::Value*> part(res.regs.begin() + static_cast<std::ptrdiff_t>(r0), res.regs.begin() + static_cast<std::ptrdiff_t>(r0 + n));
-          part = target.wgmma_wait(S, 0, part);
+          part = mma().wait(*this, 0, part);
           std::copy(part.begin(), part.end(), res.regs.begin() + static_cast<std::ptrdiff_t>(r0));
         }
         set(op.result(static_cast<unsigned>(k)), std::move(res));

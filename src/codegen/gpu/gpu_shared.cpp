@@ -6,10 +6,33 @@
 //   padded             row-major, rows padded by 16 bytes;
 //   padded_transposed  the transpose so (each thread's consecutive k one 32-bit word);
 // replicated threads do not write. The reader (a tensor-core dot) waits at a barrier first
-// (barrier_after_write).
+// (barrier_after_write). A swizzled [rows][cols] tile (swizzled_offset) is a row of column
+// blocks of S = min(128, cols · bytes) bytes, each [rows][S] with 16-byte chunk c of row r at
+// c ^ (r's address bits 7 ..): what the 128/64/32-byte swizzle modes of a wgmma descriptor
+// describe, free of bank conflicts for ldmatrix and for the copies that fill it.
 #include "codegen/gpu/gpu_lowering.hpp"
 
 namespace tile::codegen::gpu {
+
+namespace {
+std::int64_t block_bytes(std::int64_t cols, std::int64_t es) { return std::min<std::int64_t>(128, cols * es); }
+}  // namespace
+
+llvm::Value* GpuLowering::swizzled_offset(std::int64_t rows, std::int64_t cols, std::int64_t es, llvm::Value* i,
+                                          llvm::Value* j) {
+  auto& B = b();
+  auto* i64 = B.getInt64Ty();
+  const std::int64_t s = block_bytes(cols, es);
+  llvm::Value* jb = B.CreateMul(B.CreateZExt(j, i64), B.getInt64(static_cast<std::uint64_t>(es)));  // byte column
+  llvm::Value* blk = B.CreateUDiv(jb, B.getInt64(static_cast<std::uint64_t>(s)));
+  llvm::Value* in = B.CreateURem(jb, B.getInt64(static_cast<std::uint64_t>(s)));
+  llvm::Value* off = B.CreateAdd(B.CreateMul(blk, B.getInt64(static_cast<std::uint64_t>(rows * s))),
+                                 B.CreateAdd(B.CreateMul(B.CreateZExt(i, i64), B.getInt64(static_cast<std::uint64_t>(s))), in));
+  // bits 4 .. 4 + log2(S / 16) ^= bits 7 ..
+  llvm::Value* sw = B.CreateAnd(B.CreateLShr(off, B.getInt64(7)), B.getInt64(static_cast<std::uint64_t>(s / 16 - 1)));
+  return B.CreateXor(off, B.CreateShl(sw, B.getInt64(4)));
+}
+
 
 std::uint64_t GpuLowering::buffer_offset(const ir::Value* buffer) const {
   const ir::Op* a = buffer->def;

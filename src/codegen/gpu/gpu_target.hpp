@@ -1,7 +1,7 @@
 // src/codegen/gpu/gpu_target.hpp — layer: codegen (gpu). What the distributed GPU lowering
 // (gpu_lowering.hpp) asks of a GPU target beyond codegen/target.hpp: thread ids, barriers, lane
-// shuffles and the dynamic shared-memory buffer. NVPTX implements it (src/targets/nvptx); AMDGPU
-// would too.
+// shuffles and the dynamic shared-memory buffer; and the engines a target owns (an MmaEngine for
+// tensor-core dots). NVPTX implements it (src/targets/nvptx); AMDGPU would too.
 #pragma once
 
 #include <array>
@@ -14,8 +14,33 @@
 
 namespace tile::codegen::gpu {
 
+class GpuLowering;
+struct DV;
+
+/// A target's tensor-core engine: it owns the matrix instructions, how their operand fragments
+/// are read from the shared-memory buffers a dot's local_allocs staged (layout/
+/// stage_mma_operands.cpp: the arrangements it reads) and the accumulator layout its results
+/// have. NVPTX: mma.sync and wgmma (targets/nvptx/nvptx_mma.hpp); AMD's MFMA would be another.
+class MmaEngine {
+ public:
+  virtual ~MmaEngine() = default;
+  /// The dot `op` (engine warp or warpgroup; layout/mma_engine.hpp) on A at a_at and B at b_at
+  /// (byte offsets, i64, into shared memory; lda / ldb: the padded buffers' row lengths), from
+  /// `acc` in the accumulator layout; its result in that layout. `pending`: the engine's groups
+  /// left in flight after it (a pipelined loop's carried accumulator; 0: complete).
+  virtual DV dot(GpuLowering& G, const ir::Op& op, llvm::Value* a_at, llvm::Value* b_at, std::int64_t lda, std::int64_t ldb,
+                 const DV& acc, int pending) const = 0;
+  /// Before `dot` reads buffers that ordinary stores or copies wrote (and a CTA barrier after
+  /// them): what makes those writes visible to its reads.
+  virtual void make_visible(GpuLowering& G, const ir::Op& dot) const = 0;
+  /// The registers `acc` of a dot left in flight, once at most `pending` groups are.
+  virtual std::vector<llvm::Value*> wait(GpuLowering& G, int pending, const std::vector<llvm::Value*>& acc) const = 0;
+};
+
 class GpuTargetHooks : public TargetHooks {
  public:
+  /// The target's tensor-core engine; null where it has none (select_mma then chooses none).
+  virtual const MmaEngine* mma() const { return nullptr; }
   /// The thread's index in its CTA (i32, 0 .. 32 * num_warps - 1).
   virtual llvm::Value* thread_id(Lowering& L) const = 0;
   /// A CTA-wide barrier (all threads; shared memory written before it is visible after it).
@@ -34,19 +59,6 @@ class GpuTargetHooks : public TargetHooks {
   virtual llvm::Value* opaque(Lowering& L, llvm::Value* v) const = 0;
   /// printf(fmt, args…) on the device (C varargs: i32, i64, double, pointers).
   virtual void printf(Lowering& L, const std::string& fmt, const std::vector<llvm::Value*>& args) const = 0;
-  /// One tensor-core step of a warp, D = A B + C for a 16 x 8 x K fragment (mma.sync, row-major
-  /// A, column-major B), K by the operands' type `in`: 16 for f16/bf16, 8 for f32 (as tf32), 32
-  /// for i8/u8. `a` four i32 registers and `b` two, each holding 32 / bits(in) values, the lower
-  /// k in the low bits; `c` four accumulators (f32, or i32 for integers). Returns D's four. Only
-  /// called where the layouts chose tensor cores (layout::target_caps::mma).
-  virtual std::array<llvm::Value*, 4> mma_m16n8(Lowering& L, tile::dtype in, const std::array<llvm::Value*, 4>& a,
-                                                const std::array<llvm::Value*, 2>& b,
-                                                const std::array<llvm::Value*, 4>& c) const = 0;
-  /// Loads `count` (1, 2 or 4) 8 x 8 matrices of 16-bit elements from shared memory for the warp
-  /// (ldmatrix): lane i gives the address of row i % 8 of matrix i / 8 (16 bytes, aligned); each
-  /// lane receives one i32 per matrix — elements (lane / 4, 2 (lane % 4) .. +1) of it, or with
-  /// `trans` of its transpose. Every lane takes part.
-  virtual std::vector<llvm::Value*> ldmatrix(Lowering& L, llvm::Value* shared_row_ptr, int count, bool trans) const = 0;
   /// An asynchronous copy of `bytes` (4, 8 or 16) from global `src` to shared `dst` (cp.async,
   /// sm_80+): when `src_valid` is false nothing is read and the bytes are zero-filled. Issued
   /// only where `issue` (null: always) is true. Completes in its group (cp_async_commit).
@@ -56,27 +68,9 @@ class GpuTargetHooks : public TargetHooks {
   virtual void cp_async_commit(Lowering& L) const = 0;
   /// Waits until at most `pending` of the calling thread's groups are still in flight.
   virtual void cp_async_wait(Lowering& L, int pending) const = 0;
-  /// fence.proxy.async for shared memory: the calling thread's ordinary writes to shared memory
-  /// (st.shared, cp.async) become visible to wgmma's operand reads (sm_90).
-  virtual void fence_async_shared(Lowering& L) const = 0;
   /// fence.proxy.async for global memory: the calling thread's ordinary writes to global memory
   /// become visible to the async proxy (the TMA's reads) (sm_90).
   virtual void fence_async_global(Lowering& L) const = 0;
-  /// wgmma.fence: accumulator registers written by other instructions are ready for wgmma.
-  virtual void wgmma_fence(Lowering& L) const = 0;
-  /// Warpgroup-wide D += A B, m64 n `n` k16 (wgmma.mma_async, sm_90a), once for each (A, B)
-  /// pair of 64-bit shared-memory descriptors in `steps` (A K-major, B N-major; the k steps of one
-  /// dot, chained on the same accumulators in one asm statement); `in` f16 or bf16, D f32: `acc`
-  /// the n / 2 accumulator registers of the calling thread. With `commit_wait` >= 0 the same
-  /// statement then commits the group and waits until at most `commit_wait` groups are in flight.
-  /// Returns the accumulators (asynchronous: valid after a wait).
-  virtual std::vector<llvm::Value*> wgmma(Lowering& L, tile::dtype in, int n,
-                                          const std::vector<std::pair<llvm::Value*, llvm::Value*>>& steps,
-                                          const std::vector<llvm::Value*>& acc, int commit_wait = -1) const = 0;
-  virtual void wgmma_commit(Lowering& L) const = 0;
-  /// Waits until at most `pending` wgmma groups are in flight; `acc` pass through (the wait is
-  /// where their values become usable).
-  virtual std::vector<llvm::Value*> wgmma_wait(Lowering& L, int pending, const std::vector<llvm::Value*>& acc) const = 0;
   // ---- the Tensor Memory Accelerator and mbarriers (sm_90) ----
   /// The kernel's hidden tensor-map parameter `k` (a CUtensorMap the launch encodes, after the
   /// runtime arguments): a generic pointer to its 128 bytes.

@@ -14,6 +14,7 @@
 #include <llvm/Target/TargetOptions.h>
 
 #include "codegen/lowering.hpp"
+#include "targets/nvptx/nvptx_asm.hpp"
 #include "ir/ir.hpp"
 
 extern "C" {
@@ -218,91 +219,6 @@ void NvptxTarget::finish_kernel(codegen::Lowering& L, std::uint64_t) const {
                         L.ir_fn ? L.ir_fn->loc : src_loc{});
 }
 
-std::array<llvm::Value*, 4> NvptxTarget::mma_m16n8(codegen::Lowering& L, tile::dtype in, const std::array<llvm::Value*, 4>& a,
-                                                   const std::array<llvm::Value*, 2>& b,
-                                                   const std::array<llvm::Value*, 4>& c) const {
-  auto& bld = *L.b;
-  const bool integer = in == dtype::i8 || in == dtype::u8;
-  auto* acc = integer ? bld.getInt32Ty() : bld.getFloatTy();
-  auto* i32 = bld.getInt32Ty();
-  auto* ret = llvm::StructType::get(L.ctx, {acc, acc, acc, acc});
-  auto* fty = llvm::FunctionType::get(ret, {i32, i32, i32, i32, i32, i32, acc, acc, acc, acc}, false);
-  std::string shape_types;
-  switch (in) {
-    case dtype::f16: shape_types = "m16n8k16.row.col.f32.f16.f16.f32"; break;
-    case dtype::bf16: shape_types = "m16n8k16.row.col.f32.bf16.bf16.f32"; break;
-    case dtype::f32: shape_types = "m16n8k8.row.col.f32.tf32.tf32.f32"; break;
-    case dtype::i8: shape_types = "m16n8k32.row.col.s32.s8.s8.s32"; break;
-    case dtype::u8: shape_types = "m16n8k32.row.col.s32.u8.u8.s32"; break;
-    default: throw tile::error("nvptx: no mma.sync for " + std::string(tile::name(in)) + " operands");
-  }
-  const std::string c_reg = integer ? "r" : "f";
-  auto* asm_fn = llvm::InlineAsm::get(
-      fty, "mma.sync.aligned." + shape_types + " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",
-      "=" + c_reg + ",=" + c_reg + ",=" + c_reg + ",=" + c_reg + ",r,r,r,r,r,r," + c_reg + "," + c_reg + "," + c_reg + "," + c_reg,
-      /*hasSideEffects=*/false);
-  llvm::Value* d = bld.CreateCall(asm_fn, {a[0], a[1], a[2], a[3], b[0], b[1], c[0], c[1], c[2], c[3]});
-  return {bld.CreateExtractValue(d, 0), bld.CreateExtractValue(d, 1), bld.CreateExtractValue(d, 2),
-          bld.CreateExtractValue(d, 3)};
-}
-
-std::vector<llvm::Value*> NvptxTarget::ldmatrix(codegen::Lowering& L, llvm::Value* shared_row_ptr, int count,
-                                               bool trans) const {
-  auto& b = *L.b;
-  llvm::Intrinsic::ID id = llvm::Intrinsic::not_intrinsic;
-  switch (count) {
-    case 1: id = trans ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_trans_b16 : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_b16; break;
-    case 2: id = trans ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16 : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16; break;
-    case 4: id = trans ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16 : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16; break;
-    default: throw tile::error("nvptx: ldmatrix of " + std::to_string(count) + " matrices");
-  }
-  llvm::Value* r = b.CreateIntrinsic(id, {shared_row_ptr->getType()}, {shared_row_ptr});  // overloaded on the pointer
-  std::vector<llvm::Value*> out;
-  if (count == 1) {
-    out.push_back(r);
-  } else {
-    for (int i = 0; i < count; ++i) out.push_back(b.CreateExtractValue(r, static_cast<unsigned>(i)));
-  }
-  return out;
-}
-
-namespace {
-void void_asm(codegen::Lowering& L, const std::string& text) {
-  auto& b = *L.b;
-  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {}, false);
-  b.CreateCall(fty, llvm::InlineAsm::get(fty, text, "~{memory}", true), {});
-}
-/// `text` with the f32 registers `acc` as outputs $0.. tied to inputs, plus `extra` inputs
-/// ($n.. with `extra_cons`); the outputs.
-std::vector<llvm::Value*> acc_asm(codegen::Lowering& L, const std::string& text, const std::vector<llvm::Value*>& acc,
-                                  const std::vector<llvm::Value*>& extra, const std::string& extra_cons) {
-  auto& b = *L.b;
-  const std::size_t n = acc.size();
-  std::string cons;
-  std::vector<llvm::Type*> outs(n, b.getFloatTy()), ins;
-  std::vector<llvm::Value*> args;
-  for (std::size_t i = 0; i < n; ++i) cons += (i ? "," : "") + std::string("=f");
-  if (!extra_cons.empty()) cons += "," + extra_cons;
-  for (llvm::Value* e : extra) {
-    ins.push_back(e->getType());
-    args.push_back(e);
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    cons += "," + std::to_string(i);
-    ins.push_back(b.getFloatTy());
-    args.push_back(acc[i]);
-  }
-  cons += ",~{memory}";
-  auto* ret = llvm::StructType::get(L.ctx, outs);
-  auto* fty = llvm::FunctionType::get(ret, ins, false);
-  llvm::Value* r = b.CreateCall(fty, llvm::InlineAsm::get(fty, text, cons, true), args);
-  std::vector<llvm::Value*> out;
-  for (std::size_t i = 0; i < n; ++i) out.push_back(b.CreateExtractValue(r, static_cast<unsigned>(i)));
-  return out;
-}
-}  // namespace
-
-void NvptxTarget::fence_async_shared(codegen::Lowering& L) const { void_asm(L, "fence.proxy.async.shared::cta;"); }
 void NvptxTarget::fence_async_global(codegen::Lowering& L) const { void_asm(L, "fence.proxy.async.global;"); }
 
 llvm::Value* NvptxTarget::bitcast_fn(codegen::Lowering& L, llvm::Value* v, llvm::Type* to) const {
@@ -320,46 +236,6 @@ llvm::Value* NvptxTarget::opaque(codegen::Lowering& L, llvm::Value* v) const {
   // pure (no side effects): LLVM may still hoist or share it, ptxas removes the move
   return L.b->CreateCall(fty, llvm::InlineAsm::get(fty, text, cons, false), {v});
 }
-void NvptxTarget::wgmma_fence(codegen::Lowering& L) const { void_asm(L, "wgmma.fence.sync.aligned;"); }
-void NvptxTarget::wgmma_commit(codegen::Lowering& L) const { void_asm(L, "wgmma.commit_group.sync.aligned;"); }
-
-std::vector<llvm::Value*> NvptxTarget::wgmma(codegen::Lowering& L, tile::dtype in, int n,
-                                             const std::vector<std::pair<llvm::Value*, llvm::Value*>>& steps,
-                                             const std::vector<llvm::Value*>& acc, int commit_wait) const {
-  if (!arch_.accel || arch_.sm < 90) throw tile::error("nvptx: wgmma needs sm_90a, not " + arch_.name());
-  if (in != dtype::f16 && in != dtype::bf16) throw tile::error("nvptx: wgmma of " + std::string(tile::name(in)));
-  if (static_cast<int>(acc.size()) != n / 2) throw tile::error("nvptx: wgmma m64n" + std::to_string(n) + " takes n / 2 accumulators");
-  if (steps.empty()) throw tile::error("nvptx: wgmma without a k step");
-  const std::string t = in == dtype::f16 ? "f16" : "bf16";
-  const std::size_t h = acc.size(), ns = steps.size();
-  // operands: the accumulators $0 .. $h-1, the descriptors (A, B of each step), scale-d's 1; the
-  // accumulators' inputs tied to their outputs. One statement for the whole chain: ptxas sees
-  // the same instructions, LLVM a quarter of the 128-value structs of four statements (K = 64)
-  std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $" + std::to_string(h + 2 * ns) + ", 0;\n";
-  std::string acc_list = "{";
-  for (std::size_t i = 0; i < h; ++i) acc_list += (i ? ", $" : "$") + std::to_string(i);
-  acc_list += "}";
-  std::vector<llvm::Value*> extra;
-  std::string cons;
-  for (std::size_t k = 0; k < ns; ++k) {
-    // scale-d = 1 (accumulate), A and B unscaled, A K-major (0), B N-major (1)
-    text += "\twgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + t + "." + t + " " + acc_list + ", $" +
-            std::to_string(h + 2 * k) + ", $" + std::to_string(h + 2 * k + 1) + ", p, 1, 1, 0, 1;\n";
-    extra.push_back(steps[k].first);
-    extra.push_back(steps[k].second);
-    cons += std::string(k ? "," : "") + "l,l";
-  }
-  if (commit_wait >= 0)
-    text += "\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned " + std::to_string(commit_wait) + ";\n";
-  text += "}";
-  extra.push_back(L.b->getInt32(1));
-  return acc_asm(L, text, acc, extra, cons + ",r");
-}
-
-std::vector<llvm::Value*> NvptxTarget::wgmma_wait(codegen::Lowering& L, int pending, const std::vector<llvm::Value*>& acc) const {
-  return acc_asm(L, "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";", acc, {}, "");
-}
-
 void NvptxTarget::cp_async(codegen::Lowering& L, llvm::Value* dst, llvm::Value* src, int bytes, llvm::Value* src_valid,
                            llvm::Value* issue) const {
   auto& b = *L.b;
@@ -381,22 +257,6 @@ void NvptxTarget::cp_async(codegen::Lowering& L, llvm::Value* dst, llvm::Value* 
 llvm::Value* NvptxTarget::tensor_map(codegen::Lowering& L, unsigned k) const {
   return L.fn->getArg(static_cast<unsigned>(L.fn->arg_size()) - tensor_maps_ + k);
 }
-
-namespace {
-/// A 32-bit shared-window address of `p` (a shared-memory pointer), for the "r" operands of the
-/// bulk-copy and mbarrier instructions.
-llvm::Value* shared32(codegen::Lowering& L, llvm::Value* p) {
-  auto& b = *L.b;
-  return b.CreateTrunc(b.CreatePtrToInt(p, b.getInt64Ty()), b.getInt32Ty());
-}
-void asm_call(codegen::Lowering& L, const std::string& text, const std::string& cons, std::vector<llvm::Value*> args) {
-  auto& b = *L.b;
-  std::vector<llvm::Type*> tys;
-  for (auto* a : args) tys.push_back(a->getType());
-  auto* fty = llvm::FunctionType::get(b.getVoidTy(), tys, false);
-  b.CreateCall(fty, llvm::InlineAsm::get(fty, text, cons + (cons.empty() ? "" : ",") + "~{memory}", true), args);
-}
-}  // namespace
 
 void NvptxTarget::mbarrier_init(codegen::Lowering& L, llvm::Value* bar, int count) const {
   asm_call(L, "mbarrier.init.shared::cta.b64 [$0], " + std::to_string(count) + ";", "r", {shared32(L, bar)});

@@ -10,6 +10,7 @@
 
 #include "codegen/gpu/gpu_target.hpp"
 #include "targets/nvptx/nvptx_arch.hpp"
+#include "targets/nvptx/nvptx_mma.hpp"
 
 namespace llvm {
 class TargetMachine;
@@ -25,7 +26,9 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   /// `tensor_maps`: hidden CUtensorMap parameters (128 bytes, __grid_constant__) after the
   /// runtime arguments, for the kernel's TMA copies.
   NvptxTarget(const arch& a, int num_warps, unsigned tensor_maps = 0, lowering_options options = {})
-      : arch_(a), num_warps_(num_warps), tensor_maps_(tensor_maps), options_(options) {}
+      : arch_(a), num_warps_(num_warps), tensor_maps_(tensor_maps), options_(options), mma_(a) {}
+  /// mma.sync (sm_80+) and wgmma (sm_90a): nvptx_mma.hpp.
+  const codegen::gpu::MmaEngine* mma() const override { return &mma_; }
   /// The largest exp batch the lowering emitted (0: none): what lowering_options::lean() would
   /// change.
   int widest_exp_batch() const { return widest_exp_batch_; }
@@ -48,18 +51,8 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   std::vector<llvm::Value*> batch_fn(codegen::Lowering& L, int kind, std::span<llvm::Value* const> x,
                                      std::span<llvm::Value* const> y) const override;
 
-  std::array<llvm::Value*, 4> mma_m16n8(codegen::Lowering& L, tile::dtype in, const std::array<llvm::Value*, 4>& a,
-                                        const std::array<llvm::Value*, 2>& b,
-                                        const std::array<llvm::Value*, 4>& c) const override;
-  void fence_async_shared(codegen::Lowering& L) const override;
   void fence_async_global(codegen::Lowering& L) const override;
   llvm::Value* opaque(codegen::Lowering& L, llvm::Value* v) const override;
-  void wgmma_fence(codegen::Lowering& L) const override;
-  std::vector<llvm::Value*> wgmma(codegen::Lowering& L, tile::dtype in, int n,
-                                  const std::vector<std::pair<llvm::Value*, llvm::Value*>>& steps,
-                                  const std::vector<llvm::Value*>& acc, int commit_wait) const override;
-  void wgmma_commit(codegen::Lowering& L) const override;
-  std::vector<llvm::Value*> wgmma_wait(codegen::Lowering& L, int pending, const std::vector<llvm::Value*>& acc) const override;
   void cp_async(codegen::Lowering& L, llvm::Value* dst, llvm::Value* src, int bytes, llvm::Value* src_valid,
                 llvm::Value* issue) const override;
   void cp_async_commit(codegen::Lowering& L) const override;
@@ -72,8 +65,6 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   void tma_load_2d(codegen::Lowering& L, llvm::Value* dst, llvm::Value* map, llvm::Value* x, llvm::Value* y,
                    llvm::Value* bar) const override;
   void cp_async_wait(codegen::Lowering& L, int pending) const override;
-  std::vector<llvm::Value*> ldmatrix(codegen::Lowering& L, llvm::Value* shared_row_ptr, int count,
-                                     bool trans) const override;
   llvm::Value* thread_id(codegen::Lowering& L) const override;
   void barrier(codegen::Lowering& L) const override;
   llvm::Value* shuffle_xor_i32(codegen::Lowering& L, llvm::Value* v, int mask) const override;
@@ -89,6 +80,7 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   int num_warps_;
   unsigned tensor_maps_ = 0;
   lowering_options options_;
+  NvptxMma mma_;
   mutable int widest_exp_batch_ = 0;  // recorded by batch_fn, which the lowering calls as const
 };
 
