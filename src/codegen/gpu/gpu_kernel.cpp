@@ -42,6 +42,11 @@ const MmaEngine& GpuLowering::mma() const {
   throw tile::error("codegen (gpu): internal error: a tensor-core dot for a target without a tensor-core engine");
 }
 
+const AsyncCopyEngine& GpuLowering::copies() const {
+  if (const AsyncCopyEngine* e = target.async_copy()) return *e;
+  throw tile::error("codegen (gpu): internal error: a pipelined loop for a target without an asynchronous-copy engine");
+}
+
 DV GpuLowering::get_as(const ir::Value* v, const layout::LinearLayout& l) {
   const DV& d = get(v);
   if (d.scalar() || d.layout == l) return d;

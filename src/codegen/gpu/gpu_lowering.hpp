@@ -107,6 +107,8 @@ class GpuLowering {
   void set(const ir::Value* v, DV d) { values_[v] = std::move(d); }
   /// The target's tensor-core engine (an internal error where it has none: select_mma chose it).
   const MmaEngine& mma() const;
+  /// The target's asynchronous-copy engine (an internal error where it has none).
+  const AsyncCopyEngine& copies() const;
   /// `v` in layout `l`, converted when it has another: the few ops that work in a layout of their
   /// own (split's halves into scalars, reduce's and scan's steps).
   DV get_as(const ir::Value* v, const layout::LinearLayout& l);

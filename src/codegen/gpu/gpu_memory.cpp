@@ -68,7 +68,7 @@ void GpuLowering::barrier_before_global_write(const ir::Value* ptr, const layout
 
 void GpuLowering::barrier_before_global_read(const ir::Value* ptr, bool async_proxy) {
   if (meets(global_dirty_, writes_through(ptr))) {
-    if (async_proxy) target.fence_async_global(S);
+    if (async_proxy) copies().global_writes_visible(S);
     barrier();
     global_dirty_ = {};
   }

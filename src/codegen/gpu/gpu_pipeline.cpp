@@ -100,8 +100,8 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   llvm::Value* thread0 = pl.tma ? B.CreateICmpEQ(target.thread_id(S), B.getInt32(0)) : nullptr;
   if (pl.tma) {
     only_if(thread0, [&] {
-      for (int k = 0; k < pl.buffers; ++k) target.mbarrier_init(S, bar(B.getInt32(static_cast<std::uint32_t>(k))), 1);
-      target.mbarrier_init_fence(S);
+      for (int k = 0; k < pl.buffers; ++k) copies().barrier_init(S, bar(B.getInt32(static_cast<std::uint32_t>(k))), 1);
+      copies().barrier_init_fence(S);
     });
     barrier();
   }
@@ -130,14 +130,14 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
       }
       only_if(B.CreateAnd(valid, thread0), [&] {
         llvm::Value* b_slot = bar(slot);
-        target.mbarrier_arrive_expect_tx(S, b_slot, bytes);
+        copies().barrier_expect(S, b_slot, bytes);
         for (std::size_t n = 0; n < pl.loads.size(); ++n) {
           const auto& l = pl.loads[n];
           const std::int64_t span = l.box_cols * l.elem_bytes;  // a box's row: one column block of the tile
           for (std::int64_t c = 0; c < l.cols / l.box_cols; ++c) {
             llvm::Value* dst = smem_abs(B.CreateAdd(stage_off, B.getInt64(l.offset + static_cast<std::uint64_t>(c * l.rows * span))));
             llvm::Value* x = B.CreateAdd(at[n].first, B.getInt32(static_cast<std::uint32_t>(c * l.box_cols)));
-            target.tma_load_2d(S, dst, target.tensor_map(S, static_cast<unsigned>(l.tma_map)), x, at[n].second, b_slot);
+            copies().copy_tensor_2d(S, dst, copies().tensor_map(S, static_cast<unsigned>(l.tma_map)), x, at[n].second, b_slot);
           }
         }
       });
@@ -161,10 +161,10 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
         }
         llvm::Value* off = B.CreateAdd(B.CreateAdd(stage_off, B.getInt64(l.offset)), in_tile);
         llvm::Value* src_ok = mask ? B.CreateAnd(valid, mask->regs[r0]) : valid;
-        target.cp_async(S, smem_abs(off), ptr.regs[r0], static_cast<int>(l.run * l.elem_bytes), src_ok, writer);
+        copies().copy(S, smem_abs(off), ptr.regs[r0], static_cast<int>(l.run * l.elem_bytes), src_ok, writer);
       }
     }
-    if (!pl.tma) target.cp_async_commit(S);
+    if (!pl.tma) copies().commit(S);
     for (std::size_t k = 0; k < nc; ++k)
       if (pl.ahead_arg[k]) carried[k] = fit(get(yield->operand(static_cast<unsigned>(k))), k);
     smem_floor_ = floor;
@@ -203,10 +203,10 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   if (pl.tma) {
     // the TMA's copies land in the async proxy wgmma reads; the CTA barrier that frees a buffer
     // comes after the dots
-    target.mbarrier_wait(S, bar(slot), phase);
+    copies().barrier_wait(S, bar(slot), phase);
     smem_dirty_ = true;  // other shared-memory users of the body: the previous iteration's threads
   } else {
-    target.cp_async_wait(S, pl.stages - 2);
+    copies().wait(S, pl.stages - 2);
     // the copies visible to the dots' reads (wgmma reads through the async proxy: one fence)
     const ir::Op* wg = nullptr;
     for (const auto& [d, idx] : pl.dots)
@@ -306,10 +306,10 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   if (pl.tma) {
     barrier();
     only_if(thread0, [&] {
-      for (int k = 0; k < pl.buffers; ++k) target.mbarrier_inval(S, bar(B.getInt32(static_cast<std::uint32_t>(k))));
+      for (int k = 0; k < pl.buffers; ++k) copies().barrier_inval(S, bar(B.getInt32(static_cast<std::uint32_t>(k))));
     });
   } else {
-    target.cp_async_wait(S, 0);
+    copies().wait(S, 0);
   }
   barrier();
 }

@@ -1,7 +1,7 @@
 // src/codegen/gpu/gpu_target.hpp — layer: codegen (gpu). What the distributed GPU lowering
 // (gpu_lowering.hpp) asks of a GPU target beyond codegen/target.hpp: thread ids, barriers, lane
 // shuffles and the dynamic shared-memory buffer; and the engines a target owns (an MmaEngine for
-// tensor-core dots). NVPTX implements it (src/targets/nvptx); AMDGPU would too.
+// tensor-core dots, an AsyncCopyEngine for the rings of pipelined loops). NVPTX implements it (src/targets/nvptx); AMDGPU would too.
 #pragma once
 
 #include <array>
@@ -37,10 +37,51 @@ class MmaEngine {
   virtual std::vector<llvm::Value*> wait(GpuLowering& G, int pending, const std::vector<llvm::Value*>& acc) const = 0;
 };
 
+/// A target's asynchronous-copy engine: copies from global to shared memory that complete in
+/// the background while the threads go on (a pipelined loop's ring, gpu_pipeline.cpp). Two kinds:
+/// per-thread copies completing in groups (NVPTX: cp.async), and tensor copies — one thread a
+/// box of a tensor the launch describes — completing on a transaction barrier in shared memory
+/// (NVPTX: the TMA on mbarriers). NVPTX: targets/nvptx/nvptx_async_copy.hpp.
+class AsyncCopyEngine {
+ public:
+  virtual ~AsyncCopyEngine() = default;
+  /// A copy of `bytes` (4, 8 or 16) from global `src` to shared `dst`: when `src_valid` is false
+  /// nothing is read and the bytes are zero-filled. Issued only where `issue` (null: always) is
+  /// true. Completes in its group (commit).
+  virtual void copy(Lowering& L, llvm::Value* dst, llvm::Value* src, int bytes, llvm::Value* src_valid,
+                    llvm::Value* issue) const = 0;
+  /// Closes the calling thread's copies issued since the last commit into one group.
+  virtual void commit(Lowering& L) const = 0;
+  /// Waits until at most `pending` of the calling thread's groups are still in flight.
+  virtual void wait(Lowering& L, int pending) const = 0;
+  /// The calling thread's ordinary writes to global memory become visible to tensor copies' reads.
+  virtual void global_writes_visible(Lowering& L) const = 0;
+  /// The kernel's hidden tensor-description parameter `k` (after the runtime arguments; the
+  /// launch encodes it): a generic pointer to it.
+  virtual llvm::Value* tensor_map(Lowering& L, unsigned k) const = 0;
+  /// A 2-D tensor copy of the box at element coordinates (x inner, y outer; i32, zero-filled
+  /// outside the tensor) of tensor `map` into shared `dst`, completing its bytes on `bar`.
+  virtual void copy_tensor_2d(Lowering& L, llvm::Value* dst, llvm::Value* map, llvm::Value* x, llvm::Value* y,
+                              llvm::Value* bar) const = 0;
+  /// The transaction barrier at `bar` (shared memory, 8 bytes) set up for `count` arrivals (one
+  /// thread); then barrier_init_fence (every barrier the thread set up visible to the other
+  /// threads and to the copies; a CTA barrier must follow); inval once every wait is done.
+  virtual void barrier_init(Lowering& L, llvm::Value* bar, int count) const = 0;
+  virtual void barrier_init_fence(Lowering& L) const = 0;
+  virtual void barrier_inval(Lowering& L, llvm::Value* bar) const = 0;
+  /// The calling thread arrives on `bar` expecting `bytes` more transaction bytes (the copies it
+  /// issues next).
+  virtual void barrier_expect(Lowering& L, llvm::Value* bar, std::uint32_t bytes) const = 0;
+  /// Waits (every calling thread) until the phase of `bar` with parity `parity` (i32 0/1) is done.
+  virtual void barrier_wait(Lowering& L, llvm::Value* bar, llvm::Value* parity) const = 0;
+};
+
 class GpuTargetHooks : public TargetHooks {
  public:
   /// The target's tensor-core engine; null where it has none (select_mma then chooses none).
   virtual const MmaEngine* mma() const { return nullptr; }
+  /// The target's asynchronous-copy engine; null where it has none (nothing is pipelined).
+  virtual const AsyncCopyEngine* async_copy() const { return nullptr; }
   /// The thread's index in its CTA (i32, 0 .. 32 * num_warps - 1).
   virtual llvm::Value* thread_id(Lowering& L) const = 0;
   /// A CTA-wide barrier (all threads; shared memory written before it is visible after it).
@@ -59,40 +100,6 @@ class GpuTargetHooks : public TargetHooks {
   virtual llvm::Value* opaque(Lowering& L, llvm::Value* v) const = 0;
   /// printf(fmt, args…) on the device (C varargs: i32, i64, double, pointers).
   virtual void printf(Lowering& L, const std::string& fmt, const std::vector<llvm::Value*>& args) const = 0;
-  /// An asynchronous copy of `bytes` (4, 8 or 16) from global `src` to shared `dst` (cp.async,
-  /// sm_80+): when `src_valid` is false nothing is read and the bytes are zero-filled. Issued
-  /// only where `issue` (null: always) is true. Completes in its group (cp_async_commit).
-  virtual void cp_async(Lowering& L, llvm::Value* dst, llvm::Value* src, int bytes, llvm::Value* src_valid,
-                        llvm::Value* issue) const = 0;
-  /// Closes the calling thread's copies issued since the last commit into one group.
-  virtual void cp_async_commit(Lowering& L) const = 0;
-  /// Waits until at most `pending` of the calling thread's groups are still in flight.
-  virtual void cp_async_wait(Lowering& L, int pending) const = 0;
-  /// fence.proxy.async for global memory: the calling thread's ordinary writes to global memory
-  /// become visible to the async proxy (the TMA's reads) (sm_90).
-  virtual void fence_async_global(Lowering& L) const = 0;
-  // ---- the Tensor Memory Accelerator and mbarriers (sm_90) ----
-  /// The kernel's hidden tensor-map parameter `k` (a CUtensorMap the launch encodes, after the
-  /// runtime arguments): a generic pointer to its 128 bytes.
-  virtual llvm::Value* tensor_map(Lowering& L, unsigned k) const = 0;
-  /// mbarrier.init of the shared-memory barrier at `bar` for `count` arrivals (one thread).
-  virtual void mbarrier_init(Lowering& L, llvm::Value* bar, int count) const = 0;
-  /// Makes barriers the calling thread initialized visible to the other threads and to the
-  /// async proxy (fence.mbarrier_init and fence.proxy.async); a CTA barrier must follow.
-  virtual void mbarrier_init_fence(Lowering& L) const = 0;
-  /// mbarrier.inval (one thread, every wait done): the barrier's bytes may be reused.
-  virtual void mbarrier_inval(Lowering& L, llvm::Value* bar) const = 0;
-  /// The calling thread arrives on `bar` expecting `bytes` more transaction bytes (the copies
-  /// it issues next).
-  virtual void mbarrier_arrive_expect_tx(Lowering& L, llvm::Value* bar, std::uint32_t bytes) const = 0;
-  /// Waits (every calling thread) until the phase of `bar` with parity `parity` (i32 0/1) has
-  /// completed.
-  virtual void mbarrier_wait(Lowering& L, llvm::Value* bar, llvm::Value* parity) const = 0;
-  /// A 2-D TMA copy (cp.async.bulk.tensor.2d … tile) of the box at element coordinates (x
-  /// inner, y outer; i32, zero-filled outside the tensor) of tensor map `map` into shared `dst`,
-  /// completing its bytes on `bar`.
-  virtual void tma_load_2d(Lowering& L, llvm::Value* dst, llvm::Value* map, llvm::Value* x, llvm::Value* y,
-                           llvm::Value* bar) const = 0;
   /// Lowering's scratch memory is per thread on a GPU: local memory (an alloca).
   llvm::Value* scratch_base(Lowering&, Builder&) const override { return nullptr; }
 };

@@ -10,6 +10,7 @@
 
 #include "codegen/gpu/gpu_target.hpp"
 #include "targets/nvptx/nvptx_arch.hpp"
+#include "targets/nvptx/nvptx_async_copy.hpp"
 #include "targets/nvptx/nvptx_mma.hpp"
 
 namespace llvm {
@@ -26,9 +27,11 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   /// `tensor_maps`: hidden CUtensorMap parameters (128 bytes, __grid_constant__) after the
   /// runtime arguments, for the kernel's TMA copies.
   NvptxTarget(const arch& a, int num_warps, unsigned tensor_maps = 0, lowering_options options = {})
-      : arch_(a), num_warps_(num_warps), tensor_maps_(tensor_maps), options_(options), mma_(a) {}
+      : arch_(a), num_warps_(num_warps), tensor_maps_(tensor_maps), options_(options), mma_(a), copies_(a, tensor_maps) {}
   /// mma.sync (sm_80+) and wgmma (sm_90a): nvptx_mma.hpp.
   const codegen::gpu::MmaEngine* mma() const override { return &mma_; }
+  /// cp.async (sm_80+) and the TMA on mbarriers (sm_90a): nvptx_async_copy.hpp.
+  const codegen::gpu::AsyncCopyEngine* async_copy() const override { return &copies_; }
   /// The largest exp batch the lowering emitted (0: none): what lowering_options::lean() would
   /// change.
   int widest_exp_batch() const { return widest_exp_batch_; }
@@ -51,20 +54,7 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   std::vector<llvm::Value*> batch_fn(codegen::Lowering& L, int kind, std::span<llvm::Value* const> x,
                                      std::span<llvm::Value* const> y) const override;
 
-  void fence_async_global(codegen::Lowering& L) const override;
   llvm::Value* opaque(codegen::Lowering& L, llvm::Value* v) const override;
-  void cp_async(codegen::Lowering& L, llvm::Value* dst, llvm::Value* src, int bytes, llvm::Value* src_valid,
-                llvm::Value* issue) const override;
-  void cp_async_commit(codegen::Lowering& L) const override;
-  llvm::Value* tensor_map(codegen::Lowering& L, unsigned k) const override;
-  void mbarrier_init(codegen::Lowering& L, llvm::Value* bar, int count) const override;
-  void mbarrier_init_fence(codegen::Lowering& L) const override;
-  void mbarrier_inval(codegen::Lowering& L, llvm::Value* bar) const override;
-  void mbarrier_arrive_expect_tx(codegen::Lowering& L, llvm::Value* bar, std::uint32_t bytes) const override;
-  void mbarrier_wait(codegen::Lowering& L, llvm::Value* bar, llvm::Value* parity) const override;
-  void tma_load_2d(codegen::Lowering& L, llvm::Value* dst, llvm::Value* map, llvm::Value* x, llvm::Value* y,
-                   llvm::Value* bar) const override;
-  void cp_async_wait(codegen::Lowering& L, int pending) const override;
   llvm::Value* thread_id(codegen::Lowering& L) const override;
   void barrier(codegen::Lowering& L) const override;
   llvm::Value* shuffle_xor_i32(codegen::Lowering& L, llvm::Value* v, int mask) const override;
@@ -81,6 +71,7 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   unsigned tensor_maps_ = 0;
   lowering_options options_;
   NvptxMma mma_;
+  NvptxAsyncCopy copies_;
   mutable int widest_exp_batch_ = 0;  // recorded by batch_fn, which the lowering calls as const
 };
 
