@@ -242,4 +242,23 @@ std::string variant_name(const ptx_kernel& k) {
   return k.options == targets::nvptx::lowering_options::lean() ? "lean" : "";
 }
 
+std::string hooks_ptx(const targets::nvptx::arch& a, int num_warps,
+                      const std::function<void(codegen::Lowering&, const targets::nvptx::NvptxTarget&)>& body) {
+  targets::nvptx::NvptxTarget target(a, num_warps);
+  llvm::LLVMContext ctx;
+  codegen::Lowering L(ctx, target);
+  auto m = std::make_unique<llvm::Module>("hooks", ctx);
+  target.configure_module(*m);
+  ir::Function f;
+  f.name = "hooks";
+  L.mod = m.get();
+  L.ir_fn = &f;
+  L.fn = target.declare_kernel(*m, f, "hooks");
+  L.b = std::make_unique<llvm::IRBuilder<>>(llvm::BasicBlock::Create(ctx, "entry", L.fn));
+  body(L, target);
+  target.emit_return(L);
+  auto tm = targets::nvptx::make_target_machine(a);
+  return emit(*m, *tm, emit_kind::assembly);
+}
+
 }  // namespace tile::jit

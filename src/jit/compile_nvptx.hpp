@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,12 @@
 #include "jit/occupancy.hpp"
 #include "targets/nvptx/nvptx_arch.hpp"
 
+namespace tile::codegen {
+class Lowering;
+}
+namespace tile::targets::nvptx {
+class NvptxTarget;
+}
 namespace tile::drivers {
 class cuda_driver;
 }
@@ -62,6 +69,11 @@ std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targ
 bool lean_worth_trying(const sm_limits& sm, const ptx_kernel& k, const block_use& first);
 /// "lean" for a kernel lowered with lowering_options::lean(), else "".
 std::string variant_name(const ptx_kernel& k);
+
+/// The PTX of a kernel `a` runs with `num_warps` warps whose body is what `body` emits through
+/// the NVPTX target's hooks (the target's own tests: its core and engines without the lowering).
+std::string hooks_ptx(const targets::nvptx::arch& a, int num_warps,
+                      const std::function<void(codegen::Lowering&, const targets::nvptx::NvptxTarget&)>& body);
 
 /// Compiles `fn` for the driver's device and loads it: the cubin from the disk cache when a
 /// previous process left one, else PTX through ptxas or the driver's JIT (the cubin then

@@ -121,7 +121,7 @@ llvm::Value* GpuLowering::smem_abs(llvm::Value* byte_offset) {
 }
 
 void GpuLowering::barrier() {
-  target.barrier(S);
+  target.barrier(S, 0, 0);
   smem_dirty_ = false;
   smem_written_ = false;
   global_dirty_ = {};  // a CTA barrier orders every thread's global accesses before it, too

@@ -84,8 +84,11 @@ class GpuTargetHooks : public TargetHooks {
   virtual const AsyncCopyEngine* async_copy() const { return nullptr; }
   /// The thread's index in its CTA (i32, 0 .. 32 * num_warps - 1).
   virtual llvm::Value* thread_id(Lowering& L) const = 0;
-  /// A CTA-wide barrier (all threads; shared memory written before it is visible after it).
-  virtual void barrier(Lowering& L) const = 0;
+  /// A barrier among `threads` threads (0: the whole CTA; else a multiple of the warp size, whole
+  /// warps) on barrier `id` (0 .. 15; the CTA-wide one is 0): shared memory written before it by
+  /// those threads is visible to them after it. Named barriers let groups of warps (a
+  /// warp-specialized producer and its consumers) wait for each other alone.
+  virtual void barrier(Lowering& L, int id, int threads) const = 0;
   /// The value (i32) of lane (lane ^ mask) of the calling warp; every lane takes part.
   virtual llvm::Value* shuffle_xor_i32(Lowering& L, llvm::Value* v, int mask) const = 0;
   /// The value (i32) of lane (lane - delta) (`up`) or (lane + delta); a lane whose source is

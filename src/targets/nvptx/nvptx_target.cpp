@@ -137,7 +137,19 @@ llvm::Value* NvptxTarget::num_programs(codegen::Lowering& L, int axis) const {
 
 llvm::Value* NvptxTarget::thread_id(codegen::Lowering& L) const { return sreg(L, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x); }
 
-void NvptxTarget::barrier(codegen::Lowering& L) const { L.b->CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+void NvptxTarget::barrier(codegen::Lowering& L, int id, int threads) const {
+  if (id == 0 && threads == 0) {  // the CTA's: bar.sync 0
+    L.b->CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+    return;
+  }
+  if (id < 0 || id > 15 || threads < 0 || threads % 32 != 0 || threads > 32 * num_warps_)
+    throw tile::error("nvptx: a barrier " + std::to_string(id) + " of " + std::to_string(threads) + " threads (ids 0..15; whole warps of the CTA's " +
+                      std::to_string(32 * num_warps_) + " threads)");
+  auto& b = *L.b;
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {}, false);
+  const std::string text = "bar.sync " + std::to_string(id) + (threads ? ", " + std::to_string(threads) : std::string()) + ";";
+  b.CreateCall(fty, llvm::InlineAsm::get(fty, text, "~{memory}", true), {});
+}
 
 llvm::Value* NvptxTarget::shuffle_xor_i32(codegen::Lowering& L, llvm::Value* v, int mask) const {
   auto& b = *L.b;
