@@ -35,11 +35,11 @@ constexpr const char* kOptions = "O3;gpu-abi=1";
 
 /// `fn` with its descriptor loads rewritten into masked loads, except (`tma`) those the TMA may
 /// copy; null when `fn` has none.
-std::unique_ptr<ir::Function> lower_descriptors(const ir::Function& fn, bool tma) {
+std::unique_ptr<ir::Function> lower_descriptors(const ir::Function& fn, bool tensor_copies) {
   if (!transforms::has_descriptor_loads(fn)) return nullptr;
   auto c = ir::clone(fn);
   std::function<bool(const ir::Op&)> keep;
-  if (tma) keep = [&](const ir::Op& op) { return schedule::tma_candidate(*c, op, fn.num_warps); };
+  if (tensor_copies) keep = [&](const ir::Op& op) { return schedule::tensor_copy_candidate(*c, op, fn.num_warps); };
   transforms::lower_descriptor_loads(*c, keep);
   auto options = transforms::PassManager::Options::from_env();
   options.dump_ir = false;
@@ -84,14 +84,14 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
   // KB) less the 1 KB the driver keeps of each block's
   const sm_limits sm = sm_limits_of(a.sm);
   const auto smem_limit = static_cast<std::uint64_t>(sm.shared_bytes - sm.reserved_shared_per_block);
-  // descriptor loads: kept for the TMA where tma_candidate says so (sm_90a), the rest masked
+  // descriptor loads: kept for the TMA where tensor_copy_candidate says so (sm_90a), the rest masked
   // loads; should a loop that kept some not be pipelined, all become masked loads
-  const bool tma = a.sm >= 90 && a.accel;
-  std::unique_ptr<ir::Function> lowered = lower_descriptors(original, tma);
+  const bool tensor_copies = a.sm >= 90 && a.accel;
+  std::unique_ptr<ir::Function> lowered = lower_descriptors(original, tensor_copies);
   const ir::Function* f = lowered ? lowered.get() : &original;
   // the GPU level of the IR: tensor cores, layouts, conversions (layout/gpu_passes.hpp), then
   // which loops are pipelined
-  const layout::target_caps caps{.mma = a.sm >= 80 ? 80 : 0, .wgmma = a.sm >= 90 && a.accel, .lanes = 32};
+  const layout::target_caps caps{.mma = a.sm >= 80 ? 80 : 0, .warpgroup_mma = a.sm >= 90 && a.accel, .lanes = 32};
   const auto pass_options = transforms::PassManager::Options::from_env();
   std::unique_ptr<ir::Function> gpu;
   std::optional<analysis::AxisAnalysis> axis_store;

@@ -360,7 +360,7 @@ bool mma_eligible(const ir::Op& dot) {
   return kw > 0 && a.shape[1] >= 8 * kw;
 }
 
-bool wgmma_eligible(const ir::Op& dot, int num_warps) {
+bool warpgroup_mma_eligible(const ir::Op& dot, int num_warps) {
   if (!mma_eligible(dot) || mma_kwidth(dot) != 2) return false;
   const auto& a = dot.operand(0)->type.shape;
   const auto& b = dot.operand(1)->type.shape;

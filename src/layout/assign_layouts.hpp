@@ -49,7 +49,7 @@ struct LayoutPlan {
 /// and later).
 struct target_caps {
   int mma = 0;
-  bool wgmma = false;  // sm_90a: warpgroup-wide wgmma.mma_async
+  bool warpgroup_mma = false;  // sm_90a: warpgroup-wide wgmma.mma_async
   int lanes = 32;      // threads a warp: the target's (64 for a CDNA wavefront); mma needs 32
 };
 
@@ -63,7 +63,7 @@ bool mma_eligible(const ir::Op& dot);
 /// Whether an mma-eligible `dot` can run as wgmma m64nNk16 with `num_warps` warps: f16/bf16
 /// into f32, whole warpgroups (num_warps 4 or 8) along M (M a multiple of 16 num_warps),
 /// 16 <= N <= 256, K a multiple of 16.
-bool wgmma_eligible(const ir::Op& dot, int num_warps);
+bool warpgroup_mma_eligible(const ir::Op& dot, int num_warps);
 
 /// The layouts of `f`'s tile values (its dots' engines as select_mma recorded them) for a CTA
 /// of `num_warps` warps of `lanes` threads.

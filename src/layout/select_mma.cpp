@@ -3,7 +3,7 @@
 //
 // A dot mma_eligible accepts runs on the target's warp-level MMA (caps.mma: 16 x 8 fragments a
 // warp, warps along M and N by mma_warps); on a target with warpgroup MMA (caps.wgmma) one that
-// wgmma_eligible accepts runs a warpgroup's instead, every warp along M. Any other dot — and
+// warpgroup_mma_eligible accepts runs a warpgroup's instead, every warp along M. Any other dot — and
 // every dot of a target whose warps are not 32 lanes, which the MMA forms assume — is one fused
 // multiply-add chain per accumulator element (engine none).
 #include "layout/gpu_passes.hpp"
@@ -25,7 +25,7 @@ class SelectMma final : public transforms::Pass {
       std::array<int, 2> warps{0, 0};
       if (caps_.lanes == 32 && caps_.mma >= 80 && mma_eligible(op)) {
         const auto& s = op.result()->type.shape;
-        const bool wg = caps_.wgmma && wgmma_eligible(op, f.num_warps);
+        const bool wg = caps_.warpgroup_mma && warpgroup_mma_eligible(op, f.num_warps);
         e = wg ? mma_engine::warpgroup : mma_engine::warp;
         warps = wg ? std::array<int, 2>{f.num_warps, 1} : mma_warps(s[0], s[1], f.num_warps);
       }

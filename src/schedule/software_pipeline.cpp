@@ -131,7 +131,7 @@ struct Planner {
   /// A load a pipelined dot may read from the ring.
   bool ring_load(const ir::Op* l, const ir::Block& body) const {
     if (!l || l->parent != &body) return false;
-    if (l->kind == OpKind::desc_load) return true;  // kept for the TMA (tma_candidate said yes)
+    if (l->kind == OpKind::desc_load) return true;  // kept for the TMA (tensor_copy_candidate said yes)
     if (l->kind != OpKind::load) return false;
     const auto& a = l->attrs.ints;
     if (a.size() > 4 && a[4] != 0) return false;  // volatile
@@ -163,7 +163,7 @@ struct Planner {
         pld.swizzled = true;  // 16-bit: read with ldmatrix (mma.sync) or through descriptors (wgmma)
         pld.ld = pld.swizzled ? pld.cols : pld.cols + 16 / pld.elem_bytes;
         if (l->kind == OpKind::desc_load) {
-          pld.tma = true;
+          pld.tensor_copy = true;
           pld.box_cols = std::min<std::int64_t>(128, pld.cols * pld.elem_bytes) / pld.elem_bytes;
         } else {
           pld.run = copy_run(*l, pld.elem_bytes);
@@ -176,10 +176,10 @@ struct Planner {
     }
     if (pl.loads.empty()) return std::nullopt;
     // one kind of copy a ring: all TMA (wgmma dots only) or all cp.async
-    pl.tma = pl.loads.front().tma;
+    pl.tensor_copy = pl.loads.front().tensor_copy;
     for (const auto& l : pl.loads)
-      if (l.tma != pl.tma) return std::nullopt;
-    if (pl.tma)
+      if (l.tensor_copy != pl.tensor_copy) return std::nullopt;
+    if (pl.tensor_copy)
       for (const auto& [d, idx] : pl.dots) {
         (void)idx;
         if (layout::engine_of(*d) != layout::mma_engine::warpgroup) return std::nullopt;
@@ -276,7 +276,7 @@ struct Planner {
     pl.stage_bytes = (pl.stage_bytes + 1023) / 1024 * 1024;
     // wgmma left in flight across iterations: every dot a wgmma whose result only feeds the
     // loop-carried accumulator it reads
-    pl.async_wgmma = true;
+    pl.async_mma = true;
     for (const auto& [d, idx] : pl.dots) {
       (void)idx;
       bool ok = layout::engine_of(*d) == layout::mma_engine::warpgroup;
@@ -288,17 +288,17 @@ struct Planner {
         auto au = users.find(d->operand(2));
         ok = ok && au != users.end() && au->second.size() == 1 && au->second[0] == d;
       }
-      pl.async_wgmma = pl.async_wgmma && ok;
+      pl.async_mma = pl.async_mma && ok;
     }
     pl.stages = std::max(2, num_stages);
     auto ring = [&] {
-      const auto n = static_cast<std::uint64_t>(pl.stages + (pl.async_wgmma ? 1 : 0));
+      const auto n = static_cast<std::uint64_t>(pl.stages + (pl.async_mma ? 1 : 0));
       // the TMA's mbarriers after the buffers (the whole 1024-aligned, as gpu_pipeline.cpp lays it out)
-      return (n * pl.stage_bytes + (pl.tma ? 8 * n : 0) + 1023) / 1024 * 1024;
+      return (n * pl.stage_bytes + (pl.tensor_copy ? 8 * n : 0) + 1023) / 1024 * 1024;
     };
     while (pl.stages > 2 && ring() > smem_limit) --pl.stages;
     if (ring() > smem_limit) return std::nullopt;
-    pl.buffers = pl.stages + (pl.async_wgmma ? 1 : 0);
+    pl.buffers = pl.stages + (pl.async_mma ? 1 : 0);
     return pl;
   }
 };
@@ -317,8 +317,8 @@ PipelinePlan plan_pipelines(const ir::Function& f, const analysis::AxisAnalysis&
     if (o.kind != OpKind::for_) return;
     if (auto l = pl.loop(o)) {
       for (auto& ld : l->loads)
-        if (ld.tma) {
-          ld.tma_map = static_cast<int>(p.tensor_maps.size());
+        if (ld.tensor_copy) {
+          ld.tensor_map_param = static_cast<int>(p.tensor_maps.size());
           p.tensor_maps.push_back(ld.load);
         }
       p.loops.emplace(&o, std::move(*l));
@@ -334,9 +334,9 @@ bool launch_known(const ir::Function& f, const ir::Value* v) {
 }  // namespace
 
 namespace {
-/// tma_candidate's conditions on one operand (and the dot's shape); `other`: the dot's other
+/// tensor_copy_candidate's conditions on one operand (and the dot's shape); `other`: the dot's other
 /// operand's descriptor load.
-bool tma_operand(const ir::Function& f, const ir::Op& l, int num_warps, const ir::Op** other_load) {
+bool tensor_copy_operand(const ir::Function& f, const ir::Op& l, int num_warps, const ir::Op** other_load) {
   if (l.kind != OpKind::desc_load || l.attrs.ints.size() != 2) return false;
   const ir::Type& t = l.result()->type;
   if (t.elem != dtype::f16 && t.elem != dtype::bf16) return false;
@@ -351,7 +351,7 @@ bool tma_operand(const ir::Function& f, const ir::Op& l, int num_warps, const ir
   });
   if (users.size() != 1) return false;
   const ir::Op* dot = users[0];
-  if (dot->kind != OpKind::dot || dot->parent != body || !layout::wgmma_eligible(*dot, num_warps)) return false;
+  if (dot->kind != OpKind::dot || dot->parent != body || !layout::warpgroup_mma_eligible(*dot, num_warps)) return false;
   if (dot->operand(2) == l.result()) return false;
   const ir::Value* other = dot->operand(dot->operand(0) == l.result() ? 1 : 0);
   if (!other->def || other->def == &l || other->def->kind != OpKind::desc_load || other->def->parent != body) return false;
@@ -385,10 +385,10 @@ bool tma_operand(const ir::Function& f, const ir::Op& l, int num_warps, const ir
 }
 }  // namespace
 
-bool tma_candidate(const ir::Function& f, const ir::Op& l, int num_warps) {
+bool tensor_copy_candidate(const ir::Function& f, const ir::Op& l, int num_warps) {
   const ir::Op* other = nullptr;
   const ir::Op* back = nullptr;
-  return tma_operand(f, l, num_warps, &other) && tma_operand(f, *other, num_warps, &back) && back == &l;
+  return tensor_copy_operand(f, l, num_warps, &other) && tensor_copy_operand(f, *other, num_warps, &back) && back == &l;
 }
 
 std::string print_pipelines(const ir::Function& f, const PipelinePlan& p) {
@@ -401,13 +401,13 @@ std::string print_pipelines(const ir::Function& f, const PipelinePlan& p) {
     if (it == p.loops.end()) return;
     const PipelinedLoop& l = it->second;
     os << "for #" << n << " (" << o.loc.file << ":" << o.loc.line << "): pipelined, " << l.stages << " stages ("
-       << l.buffers << " buffers" << (l.async_wgmma ? ", wgmma left in flight" : "") << "), " << l.loads.size() << " loads copied "
+       << l.buffers << " buffers" << (l.async_mma ? ", the dots left in flight" : "") << "), " << l.loads.size() << " loads copied "
        << l.distance() << " iterations ahead (";
-    if (l.tma) {
-      os << "TMA boxes of";
-      for (const auto& ld : l.loads) os << " " << ld.rows << "x" << ld.box_cols << " (tensor map " << ld.tma_map << ")";
+    if (l.tensor_copy) {
+      os << "tensor copies: boxes of";
+      for (const auto& ld : l.loads) os << " " << ld.rows << "x" << ld.box_cols << " (tensor map " << ld.tensor_map_param << ")";
     } else {
-      os << "cp.async runs of";
+      os << "copies in runs of";
       for (const auto& ld : l.loads) os << " " << ld.run;
       os << " elements";
     }

@@ -19,7 +19,7 @@
 // fills the ring with the Tensor Memory Accelerator instead: one thread issues one
 // cp.async.bulk.tensor per 128-byte-wide box of each tile, completing on the buffer's mbarrier
 // (expect_tx), and the loop waits on that barrier's phase. The compile pipeline keeps only the
-// descriptor loads tma_candidate accepts (the others become masked loads, as everywhere else)
+// descriptor loads tensor_copy_candidate accepts (the others become masked loads, as everywhere else)
 // and compiles again without TMA should a loop that kept them not be pipelined.
 // Everything else in the body (the dot itself, epilogue math) runs in iteration order.
 #pragma once
@@ -46,11 +46,11 @@ struct PipelinedLoad {
   int run = 0;
   /// A swizzled tile (no padding, 1024-byte aligned); false: rows padded by 16 bytes (`ld`).
   bool swizzled = false;
-  /// A descriptor load copied by the TMA: the kernel's hidden tensor map `tma_map`, boxes of
+  /// A descriptor load copied by the TMA: the kernel's hidden tensor map `tensor_map_param`, boxes of
   /// rows x box_cols elements (box_cols · elem_bytes = the swizzle span, at most 128 bytes),
   /// cols / box_cols of them side by side (each a column block of the swizzled tile).
-  bool tma = false;
-  int tma_map = -1;
+  bool tensor_copy = false;
+  int tensor_map_param = -1;
   std::int64_t box_cols = 0;
   /// The local_alloc that stages the load's tile for the dot (layout/stage_mma_operands.cpp):
   /// the ring's buffer takes its place, so neither it nor the load is lowered in the body.
@@ -64,14 +64,14 @@ struct PipelinedLoop {
   /// The dots run as wgmma whose only use is the loop-carried accumulator: iteration i's wgmma
   /// is left running while iteration i + 1 starts (wgmma.wait_group 1), so the ring has one
   /// more buffer for the tiles it still reads.
-  bool async_wgmma = false;
+  bool async_mma = false;
   /// The ring is filled by the TMA (every load is a descriptor load): one mbarrier per buffer,
   /// 8 bytes each, after the buffers (ring start + buffers · stage_bytes).
-  bool tma = false;
+  bool tensor_copy = false;
   /// How many iterations ahead of the dots the copies run: stages - 1 for cp.async; for the TMA,
   /// whose loop frees a buffer after the dots, every buffer but the one a wgmma left in flight
   /// may still read (buffers - 1), or all of them.
-  int distance() const { return tma ? buffers - (async_wgmma ? 1 : 0) : stages - 1; }
+  int distance() const { return tensor_copy ? buffers - (async_mma ? 1 : 0) : stages - 1; }
   std::vector<PipelinedLoad> loads;
   /// The dots fed from the ring: their (A, B) loads' indices into `loads`.
   std::unordered_map<const ir::Op*, std::array<int, 2>> dots;
@@ -90,14 +90,14 @@ struct PipelinedLoop {
   /// buffer), the whole rounded to 1024 (schedule/allocate_shared.cpp places it).
   std::uint64_t ring_bytes() const {
     const auto n = static_cast<std::uint64_t>(buffers);
-    return (n * stage_bytes + (tma ? 8 * n : 0) + 1023) / 1024 * 1024;
+    return (n * stage_bytes + (tensor_copy ? 8 * n : 0) + 1023) / 1024 * 1024;
   }
 };
 
 struct PipelinePlan {
   std::unordered_map<const ir::Op*, PipelinedLoop> loops;  // by for op
   /// The descriptor loads the TMA copies, in the order of the kernel's hidden tensor-map
-  /// parameters (PipelinedLoad::tma_map).
+  /// parameters (PipelinedLoad::tensor_map_param).
   std::vector<const ir::Op*> tensor_maps;
 };
 
@@ -108,7 +108,7 @@ struct PipelinePlan {
 /// stride a positive multiple of 16 bytes (the launch's specialization: ir::ArgInfo), 32-bit
 /// offsets, at most 256 rows and a row of 32, 64 or a multiple of 128 bytes (the swizzle spans).
 /// A launch with an extent of 0 is another specialization, one with masked loads.
-bool tma_candidate(const ir::Function& f, const ir::Op& desc_load, int num_warps);
+bool tensor_copy_candidate(const ir::Function& f, const ir::Op& desc_load, int num_warps);
 
 /// The loops of `f` (the GPU level: layouts and dot engines in the IR) to pipeline with up to
 /// `num_stages` stages (none below 2) on a target with `smem_limit` bytes of shared memory per CTA.

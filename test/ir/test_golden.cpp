@@ -57,10 +57,10 @@ std::string trim(std::string s) {
 
 /// The GPU target a golden file's `// TARGET:` line names.
 layout::target_caps target_of(const std::string& name) {
-  if (name == "sm_80") return {.mma = 80, .wgmma = false, .lanes = 32};
-  if (name == "wave64") return {.mma = 0, .wgmma = false, .lanes = 64};
+  if (name == "sm_80") return {.mma = 80, .warpgroup_mma = false, .lanes = 32};
+  if (name == "wave64") return {.mma = 0, .warpgroup_mma = false, .lanes = 64};
   REQUIRE_MESSAGE((name.empty() || name == "sm_90a"), "unknown TARGET: " << name);
-  return {.mma = 80, .wgmma = true, .lanes = 32};
+  return {.mma = 80, .warpgroup_mma = true, .lanes = 32};
 }
 
 void run_passes(ir::Function& f, const std::string& list, const layout::target_caps& caps) {

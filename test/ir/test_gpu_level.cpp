@@ -45,7 +45,7 @@ std::unique_ptr<ir::Function> gpu_transpose() {
   auto f = ir::parse(kTranspose, "transpose.tir");
   transforms::PassManager::Options o;
   o.verify = true;
-  layout::to_gpu_ir(*f, {.mma = 80, .wgmma = true, .lanes = 32}, o);
+  layout::to_gpu_ir(*f, {.mma = 80, .warpgroup_mma = true, .lanes = 32}, o);
   return f;
 }
 
@@ -170,7 +170,7 @@ TEST_CASE("GPU level: the verifier names the pass, the op and the layout rule it
                        "mm.tir");
     transforms::PassManager::Options o;
     o.verify = true;
-    layout::to_gpu_ir(*f, {.mma = 0, .wgmma = false, .lanes = 32}, o);  // no tensor cores: a blocked result
+    layout::to_gpu_ir(*f, {.mma = 0, .warpgroup_mma = false, .lanes = 32}, o);  // no tensor cores: a blocked result
     const std::string m = verify_after_breaker(*f, [](ir::Function& g) {
       layout::set_engine(*first(g, ir::OpKind::dot), layout::mma_engine::warp, {1, 1});
     });

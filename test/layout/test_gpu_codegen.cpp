@@ -658,10 +658,10 @@ TEST_CASE("dot K loop: software-pipelined (num_stages) — operands copied ahead
         continue;
       }
       CHECK(plan.find("pipelined, " + std::to_string(stages) + " stages (") != std::string::npos);
-      CHECK(plan.find("), 2 loads copied " + std::to_string(stages - 1) + " iterations ahead (cp.async runs of 8 8 elements)") != std::string::npos);
+      CHECK(plan.find("), 2 loads copied " + std::to_string(stages - 1) + " iterations ahead (copies in runs of 8 8 elements)") != std::string::npos);
       // sm_90a: the wgmma of iteration i still runs while i + 1 starts, in one more buffer
       const bool wg = std::string(target) == "sm_90a";
-      CHECK(plan.find(std::to_string(stages + (wg ? 1 : 0)) + " buffers" + (wg ? ", wgmma left in flight)" : ")")) != std::string::npos);
+      CHECK(plan.find(std::to_string(stages + (wg ? 1 : 0)) + " buffers" + (wg ? ", the dots left in flight)" : ")")) != std::string::npos);
       // A 64 x 32 and B 32 x 64 halves in 16-byte copies over 128 threads: 2 + 2 per thread and
       // iteration, in the loop and in each of the stages - 1 prologue iterations
       CHECK(count(ptx, "cp.async.cg.shared.global") == 4 * stages);
@@ -710,7 +710,7 @@ TEST_CASE("tensor descriptors in a dot K loop: TMA copies completing on mbarrier
     const std::string ptx = d.read("mm_desc", "ptx");
     const std::string plan = d.read("mm_desc", "layouts");
     INFO(plan);
-    CHECK(plan.find("pipelined, 3 stages (4 buffers, wgmma left in flight), 2 loads copied 3 iterations ahead (TMA boxes of 128x64 "
+    CHECK(plan.find("pipelined, 3 stages (4 buffers, the dots left in flight), 2 loads copied 3 iterations ahead (tensor copies: boxes of 128x64 "
                     "(tensor map 0) 64x64 (tensor map 1))") != std::string::npos);
     // two hidden 128-byte parameters, read in place
     CHECK(count(ptx, ".param .align 64 .b8 tile_mm_desc_param_6[128]") == 1);

@@ -81,7 +81,7 @@ std::unique_ptr<ir::Function> gpu_for(const char* text, int warps, int lanes) {
   f->num_warps = warps;
   transforms::PassManager::Options o;
   o.verify = true;
-  layout::to_gpu_ir(*f, {.mma = 80, .wgmma = true, .lanes = lanes}, o);
+  layout::to_gpu_ir(*f, {.mma = 80, .warpgroup_mma = true, .lanes = lanes}, o);
   return f;
 }
 

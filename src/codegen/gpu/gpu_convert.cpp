@@ -353,10 +353,10 @@ llvm::Value* GpuLowering::shuffle_shift(llvm::Value* v, int delta, bool up) {
   return shuffle_any(v, [&](llvm::Value* w) { return target.shuffle_shift_i32(S, w, delta, up); });
 }
 
-llvm::Value* GpuLowering::shuffle_any(llvm::Value* v, const std::function<llvm::Value*(llvm::Value*)>& shfl32) {
+llvm::Value* GpuLowering::shuffle_any(llvm::Value* v, const std::function<llvm::Value*(llvm::Value*)>& shuffle32) {
   llvm::Type* ty = v->getType();
   auto& B = b();
-  if (ty->isPointerTy()) return B.CreateIntToPtr(shuffle_any(B.CreatePtrToInt(v, B.getInt64Ty()), shfl32), ty);
+  if (ty->isPointerTy()) return B.CreateIntToPtr(shuffle_any(B.CreatePtrToInt(v, B.getInt64Ty()), shuffle32), ty);
   const unsigned bits = static_cast<unsigned>(ty->getPrimitiveSizeInBits());
   llvm::Type* ity = B.getIntNTy(bits);
   llvm::Value* i = ty->isIntegerTy() ? v : B.CreateBitCast(v, ity);
@@ -364,13 +364,13 @@ llvm::Value* GpuLowering::shuffle_any(llvm::Value* v, const std::function<llvm::
   if (bits == 64) {
     llvm::Value* lo = B.CreateTrunc(i, B.getInt32Ty());
     llvm::Value* hi = B.CreateTrunc(B.CreateLShr(i, 32), B.getInt32Ty());
-    lo = shfl32(lo);
-    hi = shfl32(hi);
+    lo = shuffle32(lo);
+    hi = shuffle32(hi);
     out = B.CreateOr(B.CreateZExt(lo, B.getInt64Ty()), B.CreateShl(B.CreateZExt(hi, B.getInt64Ty()), 32));
   } else if (bits == 32) {
-    out = shfl32(i);
+    out = shuffle32(i);
   } else {
-    out = B.CreateTrunc(shfl32(B.CreateZExt(i, B.getInt32Ty())), ity);
+    out = B.CreateTrunc(shuffle32(B.CreateZExt(i, B.getInt32Ty())), ity);
   }
   return ty->isIntegerTy() ? out : B.CreateBitCast(out, ty);
 }

@@ -180,7 +180,7 @@ void GpuLowering::lower_op_body(const ir::Op& op) {
     case OpKind::atomic_rmw:
     case OpKind::atomic_cas: lower_memory(op); return;
     case OpKind::desc_load:  // the compile pipeline keeps only those a TMA ring copies
-      unsupported(op, "internal error: a descriptor load outside a loop pipelined with the TMA");
+      unsupported(op, "internal error: a descriptor load outside a loop pipelined with tensor copies");
     case OpKind::reduce: lower_reduce(op); return;
     case OpKind::scan: lower_scan(op); return;
     case OpKind::dot: lower_dot(op); return;

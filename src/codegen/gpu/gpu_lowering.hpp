@@ -252,7 +252,7 @@ class GpuLowering {
   llvm::Value* shuffle_xor(llvm::Value* v, int mask);
   /// v of lane (lane - delta) (`up`) or (lane + delta), any scalar type; out of the warp: v itself.
   llvm::Value* shuffle_shift(llvm::Value* v, int delta, bool up);
-  llvm::Value* shuffle_any(llvm::Value* v, const std::function<llvm::Value*(llvm::Value*)>& shfl32);
+  llvm::Value* shuffle_any(llvm::Value* v, const std::function<llvm::Value*(llvm::Value*)>& shuffle32);
 
  private:
   std::unordered_map<const ir::Value*, DV> values_;

@@ -16,7 +16,7 @@
 //   exit       wait for every group (copies past the end still write zeros), barrier
 // Other shared-memory uses inside the body stay above the ring (smem_floor_).
 //
-// With the TMA (pl.tma, sm_90a, descriptor loads), thread 0 issues each iteration's copies —
+// With the TMA (pl.tensor_copy, sm_90a, descriptor loads), thread 0 issues each iteration's copies —
 // mbarrier.arrive.expect_tx on the buffer's barrier, then one cp.async.bulk.tensor per box — and
 // iteration i waits on barrier i % buffers for phase parity (i / buffers) % 2 instead of
 // cp.async.wait_group. The CTA barrier moves after the dots: there every warp is done with
@@ -73,7 +73,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   const auto nbuf = static_cast<std::uint64_t>(pl.buffers);
   const std::uint64_t bars_at = ring_base + nbuf * pl.stage_bytes;
   // (1024-aligned, as every ring: a ring inside this loop's body keeps its swizzle)
-  const std::uint64_t ring_bytes = (bars_at - ring_base + (pl.tma ? 8 * nbuf : 0) + 1023) / 1024 * 1024;
+  const std::uint64_t ring_bytes = (bars_at - ring_base + (pl.tensor_copy ? 8 * nbuf : 0) + 1023) / 1024 * 1024;
   // how many iterations ahead the copies run: cp.async stages - 1 (the barrier that frees a buffer
   // comes before the dots); the TMA every buffer but the one the dots may still read (its barrier
   // comes after the dots)
@@ -81,7 +81,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   smem_bytes_ = std::max(smem_bytes_, ring_base + ring_bytes);
   barrier_before_write();  // earlier users of these bytes are done
   for (const auto& l : pl.loads) {
-    barrier_before_global_read(l.load->operand(0), l.tma);
+    barrier_before_global_read(l.load->operand(0), l.tensor_copy);
     note_global_read(l.load->operand(0), nullptr);  // copied ahead: any element, any time
   }
   auto bar = [&](llvm::Value* slot) {
@@ -89,16 +89,16 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   };
   // code that runs where `cond` holds (one thread issuing the TMA's copies)
   auto only_if = [&](llvm::Value* cond, const std::function<void()>& body_fn) {
-    auto* then = llvm::BasicBlock::Create(ctx, "tma.issue", S.fn);
-    auto* done = llvm::BasicBlock::Create(ctx, "tma.done", S.fn);
+    auto* then = llvm::BasicBlock::Create(ctx, "copy.issue", S.fn);
+    auto* done = llvm::BasicBlock::Create(ctx, "copy.done", S.fn);
     B.CreateCondBr(cond, then, done);
     B.SetInsertPoint(then);
     body_fn();
     B.CreateBr(done);
     B.SetInsertPoint(done);
   };
-  llvm::Value* thread0 = pl.tma ? B.CreateICmpEQ(target.thread_id(S), B.getInt32(0)) : nullptr;
-  if (pl.tma) {
+  llvm::Value* thread0 = pl.tensor_copy ? B.CreateICmpEQ(target.thread_id(S), B.getInt32(0)) : nullptr;
+  if (pl.tensor_copy) {
     only_if(thread0, [&] {
       for (int k = 0; k < pl.buffers; ++k) copies().barrier_init(S, bar(B.getInt32(static_cast<std::uint32_t>(k))), 1);
       copies().barrier_init_fence(S);
@@ -118,7 +118,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     for (const auto& o : body.ops)
       if (pl.ahead.count(o.get())) lower_op(*o);
     llvm::Value* stage_off = B.CreateAdd(B.getInt64(ring_base), B.CreateMul(B.CreateZExt(slot, i64), B.getInt64(pl.stage_bytes)));
-    if (pl.tma) {
+    if (pl.tensor_copy) {
       // one thread: expect the stage's bytes on its barrier, then one copy per box (an
       // iteration past the end copies nothing: nobody waits for it)
       std::uint32_t bytes = 0;
@@ -137,13 +137,13 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
           for (std::int64_t c = 0; c < l.cols / l.box_cols; ++c) {
             llvm::Value* dst = smem_abs(B.CreateAdd(stage_off, B.getInt64(l.offset + static_cast<std::uint64_t>(c * l.rows * span))));
             llvm::Value* x = B.CreateAdd(at[n].first, B.getInt32(static_cast<std::uint32_t>(c * l.box_cols)));
-            copies().copy_tensor_2d(S, dst, copies().tensor_map(S, static_cast<unsigned>(l.tma_map)), x, at[n].second, b_slot);
+            copies().copy_tensor_2d(S, dst, copies().tensor_map(S, static_cast<unsigned>(l.tensor_map_param)), x, at[n].second, b_slot);
           }
         }
       });
     }
     for (const auto& l : pl.loads) {
-      if (l.tma) continue;
+      if (l.tensor_copy) continue;
       const DV ptr = operand(*l.load, 0);
       std::optional<DV> mask;
       if (l.load->attrs.ints.at(0) != 0) mask = operand(*l.load, 1);
@@ -164,7 +164,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
         copies().copy(S, smem_abs(off), ptr.regs[r0], static_cast<int>(l.run * l.elem_bytes), src_ok, writer);
       }
     }
-    if (!pl.tma) copies().commit(S);
+    if (!pl.tensor_copy) copies().commit(S);
     for (std::size_t k = 0; k < nc; ++k)
       if (pl.ahead_arg[k]) carried[k] = fit(get(yield->operand(static_cast<unsigned>(k))), k);
     smem_floor_ = floor;
@@ -200,7 +200,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
       now[k].regs.push_back(p);
     }
   }
-  if (pl.tma) {
+  if (pl.tensor_copy) {
     // the TMA's copies land in the async proxy wgmma reads; the CTA barrier that frees a buffer
     // comes after the dots
     copies().barrier_wait(S, bar(slot), phase);
@@ -227,7 +227,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     auto [ivv, valid] = ahead_iter(iv, ahead);
     issue(ivv, valid, ahead_vals, ws);
   };
-  if (!pl.async_wgmma && !pl.tma) issue_ahead();
+  if (!pl.async_mma && !pl.tensor_copy) issue_ahead();
 
   // the body in order
   set(body.arg(0), scalar_dv(iv, it));
@@ -242,7 +242,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
       const DV acc = operand(*o, 2);
       llvm::Value* a_at = B.CreateAdd(read_off, B.getInt64(la.offset));
       llvm::Value* b_at = B.CreateAdd(read_off, B.getInt64(lb.offset));
-      set(o->result(), mma().dot(*this, *o, a_at, b_at, la.ld, lb.ld, acc, pl.async_wgmma ? 1 : 0));
+      set(o->result(), mma().dot(*this, *o, a_at, b_at, la.ld, lb.ld, acc, pl.async_mma ? 1 : 0));
       continue;
     }
     lower_op(*o);
@@ -251,12 +251,12 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   for (std::size_t k = 0; k < nc; ++k)
     if (!pl.ahead_arg[k]) y[k] = fit(get(yield->operand(static_cast<unsigned>(k))), k);
   smem_floor_ = ring_base;
-  if (pl.tma) {
+  if (pl.tensor_copy) {
     // every warp is done with the buffer the copies refill: iteration i - 1's with wgmma left in
     // flight (each waited for it above), else this iteration's
     barrier();
     issue_ahead();
-  } else if (pl.async_wgmma) {
+  } else if (pl.async_mma) {
     issue_ahead();
   }
   for (std::size_t k = 0; k < nc; ++k)
@@ -286,7 +286,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
     }
     set(op.result(static_cast<unsigned>(k)), std::move(res));
   }
-  if (pl.async_wgmma)  // the last iteration's wgmma is still running: wait before any use
+  if (pl.async_mma)  // the last iteration's wgmma is still running: wait before any use
     for (std::size_t k = 0; k < nc; ++k)
       for (const auto& [d, idx] : pl.dots) {
         (void)idx;
@@ -303,7 +303,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   // copies past the loop's end are still in flight (zero-fills): drain them before the bytes
   // are anyone else's. The TMA issued none past the end, and every other was waited for: the
   // barriers are retired before their bytes are reused.
-  if (pl.tma) {
+  if (pl.tensor_copy) {
     barrier();
     only_if(thread0, [&] {
       for (int k = 0; k < pl.buffers; ++k) copies().barrier_inval(S, bar(B.getInt32(static_cast<std::uint32_t>(k))));
