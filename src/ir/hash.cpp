@@ -3,7 +3,9 @@
 //
 // What counts: the function's name, its arguments' types and ArgInfo (name, divisibility, noalias, nonneg), and
 // for every op in order its kind, operands (as value numbers, numbered like the printer does),
-// result types, attrs (ints, the bits of f, str) and regions (argument types, then ops). What does
+// result types (at the GPU level with their layouts' bases and buffer arrangements, each
+// flagged present or not), attrs (ints, the bits of f, str) and regions (argument types, then
+// ops); at the GPU level also num_warps and num_stages. What does
 // not: source locations, so one kernel traced from two call sites hashes equal.
 // failure_location_hash adds them back for the ops whose location compiled code may embed.
 //
@@ -42,7 +44,8 @@ class Hasher {
     u64(t.ptr);
     u64(t.shape.size());
     for (auto e : t.shape) u64(static_cast<std::uint64_t>(e));
-    if (t.mem != smem::none) u64(0x5000 + static_cast<std::uint64_t>(t.mem));
+    u64(static_cast<std::uint64_t>(t.mem));  // (none: tiles and scalars in registers)
+    u64(t.layout ? 1 : 0);
     if (t.layout)  // the GPU level
       for (const auto* bases : {&t.layout->reg, &t.layout->lane, &t.layout->warp}) {
         u64(bases->size());

@@ -73,7 +73,7 @@ struct Type {
   }
   Type without_layout() const { return {elem, ptr, shape, nullptr, mem}; }
   bool is_buffer() const { return mem != smem::none; }
-  /// Equal element, pointer flag, shape and layout (compared by value).
+  /// Equal element, pointer flag, shape, buffer arrangement and layout (compared by value).
   bool operator==(const Type& o) const;
   /// Equal but for the layout and where it lives.
   bool same_data(const Type& o) const { return elem == o.elem && ptr == o.ptr && shape == o.shape; }

@@ -295,8 +295,8 @@ class Parser {
   void kernel_attributes(Function& f) {
     advance();
     expect("{");
-    while (!is("}")) {
-      if (is(",")) advance();
+    for (bool first = true; !is("}"); first = false) {
+      if (!first) expect(",");
       const token key = t_;
       const std::string w = ident("a kernel attribute (gpu, num_warps, num_stages, fp_fusion)");
       if (w == "gpu") {
@@ -310,6 +310,7 @@ class Parser {
         if (v < 1 || v > 32 || (v & (v - 1))) fail_at(at, "a power of two from 1 to 32 warps");
         f.num_warps = static_cast<int>(v);
       } else if (w == "num_stages") {
+        if (v < 1 || v > 16) fail_at(at, "1 to 16 stages");
         f.num_stages = static_cast<int>(v);
       } else if (w == "fp_fusion") {
         f.fp_fusion = v != 0;
@@ -627,7 +628,7 @@ class Parser {
           const attr_value* w = take("warps");
           if (w && (!w->is_list || w->list.size() != 2)) fail_at(w->at, "two warp counts '[m, n]'");
           if (w) a.ints.insert(a.ints.end(), w->list.begin(), w->list.end());
-          else if (a.ints[1] == 0 && !generic) a.ints.insert(a.ints.end(), {0, 0});
+          else a.ints.insert(a.ints.end(), {0, 0});
         }
         break;
       }
@@ -637,7 +638,9 @@ class Parser {
         break;
       case OpKind::local_alloc: {
         const attr_value* o = take("offset");
-        a.ints = {o ? int_of(*o) : -1, flag("tf32")};
+        const std::int64_t tf32 = flag("tf32");
+        if (!o && !tf32 && generic) meaning = false;  // (all generic: fewer than two ints)
+        a.ints = {o ? int_of(*o) : -1, tf32};
         break;
       }
       case OpKind::hint: {

@@ -405,13 +405,14 @@ class Printer {
         if (a.ints.size() >= 4 && a.ints[1] >= 0 && a.ints[1] <= 2) {  // the GPU level's engine
           used_ints = 4;
           t.named.push_back("mma = " + std::string(enum_name(a.ints[1], {"none", "warp", "warpgroup"})));
-          if (a.ints[1]) t.named.push_back("warps = " + int_list({a.ints[2], a.ints[3]}));
-          else if (a.ints[2] || a.ints[3]) used_ints = 2;  // (warps without an engine: printed generically)
+          // (no engine: warps printed only where they are not 0 or generic ints follow)
+          if (a.ints[1] || a.ints[2] || a.ints[3] || a.ints.size() > 4) t.named.push_back("warps = " + int_list({a.ints[2], a.ints[3]}));
         }
         break;
       case OpKind::local_alloc:
         if (take(2)) {
-          if (a.ints[0] >= 0) t.named.push_back("offset = " + std::to_string(a.ints[0]));  // (-1: not placed yet)
+          // (-1: not placed yet, printed only where generic ints follow, to keep them apart)
+          if (a.ints[0] != -1 || a.ints.size() > 2) t.named.push_back("offset = " + std::to_string(a.ints[0]));
           flag(1, "tf32");
         }
         break;

@@ -25,6 +25,7 @@
 // In tile IR (not gpu) no type carries a layout and no op of the GPU level appears.
 #include "ir/verify_layouts.hpp"
 
+#include <algorithm>
 #include <bit>
 
 namespace tile::ir {
@@ -33,16 +34,18 @@ namespace {
 
 std::string text(const Value* v) { return v->type.str(); }
 
-/// "" when `v`'s layout is `want` (or `v` is a scalar), else the rule.
+/// "" when `v`'s layout is `want` (or `v` is a scalar), else the rule. (A tile without a layout —
+/// a buffer — is never in `want`.)
 std::string expect(const Value* v, const layout::LinearLayout& want, const std::string& rule) {
   if (v->type.shape.empty() || (v->type.layout && *v->type.layout == want)) return {};
   return rule + " (" + text(v) + "; expected " + want.str() + ")";
 }
-/// Every tile among `vs` in the layout of the first tile among them.
+/// Every tile among `vs` in the layout of the first tile among them; none a buffer.
 std::string one_layout(const std::vector<const Value*>& vs, const std::string& rule) {
   const Value* first = nullptr;
   for (const Value* v : vs) {
     if (!v || v->type.shape.empty()) continue;
+    if (!v->type.layout) return rule + " (" + text(v) + " has none: a shared-memory buffer)";
     if (!first) {
       first = v;
       continue;
@@ -52,6 +55,16 @@ std::string one_layout(const std::vector<const Value*>& vs, const std::string& r
   return {};
 }
 
+/// The elements a tensor-core dot's operands take a 32-bit register (0: no tensor-core form):
+/// f16/bf16 into f32, 8-bit integers into i32, f32 at tf32 precision into f32.
+int mma_elements(const Op& dot) {
+  const dtype in = dot.operands[0]->type.elem, out = dot.results[0]->type.elem;
+  if ((in == dtype::f16 || in == dtype::bf16) && out == dtype::f32) return 2;
+  if ((in == dtype::i8 || in == dtype::u8) && out == dtype::i32) return 4;
+  if (in == dtype::f32 && out == dtype::f32 && !dot.attrs.ints.empty() && dot.attrs.ints[0] == 0) return 1;  // tf32
+  return 0;
+}
+
 }  // namespace
 
 std::string gpu_type_rule(const Function& f, const Type& t, int& lane_bits) {
@@ -59,7 +72,13 @@ std::string gpu_type_rule(const Function& f, const Type& t, int& lane_bits) {
     if (t.layout) return "a layout in tile IR (only the GPU level's types carry one): " + t.str();
     return t.is_buffer() ? "a shared-memory buffer in tile IR: " + t.str() : "";
   }
-  if (t.is_buffer()) return t.layout ? "a shared-memory buffer with a register layout: " + t.str() : "";
+  if (t.is_buffer()) {
+    if (t.layout) return "a shared-memory buffer with a register layout: " + t.str();
+    if (t.shape.size() != 2 || t.ptr) return "a shared-memory buffer of other than a 2-D tile of numbers: " + t.str();
+    // the swizzle moves 16-byte chunks of rows of 32 bytes or more: 16-bit elements, 16 columns or more
+    if (t.mem == smem::swizzled && (size_of(t.elem) != 2 || t.shape[1] < 16)) return "a swizzled buffer of other than 16-bit rows of 16 elements or more: " + t.str();
+    return {};
+  }
   if (t.shape.empty()) return t.layout ? "a scalar with a layout (every thread holds a scalar): " + t.str() : "";
   if (!t.layout) return "a tile without a layout at the GPU level: " + t.str();
   const layout::LinearLayout& l = *t.layout;
@@ -76,6 +95,15 @@ std::string gpu_type_rule(const Function& f, const Type& t, int& lane_bits) {
         if (b[d] < 0 || b[d] >= t.shape[d]) return "a layout basis outside its tile: " + t.str();
     }
   if (!l.is_injective()) return "a layout that does not give each element one owner: " + t.str();
+  // every element held (the nonzero bases span the tile; a zero basis holds a copy)
+  std::int64_t numel = 1;
+  for (auto e : t.shape) numel *= e;
+  std::size_t spanning = 0;
+  for (const auto* bases : {&l.reg, &l.lane, &l.warp})
+    for (const auto& b : *bases)
+      spanning += std::any_of(b.begin(), b.end(), [](std::int64_t c) { return c != 0; });
+  if (l.reg.size() > 20) return "a layout of more than 2^20 registers a thread: " + t.str();
+  if ((std::int64_t{1} << spanning) != numel) return "a layout that leaves elements of its tile without an owner: " + t.str();
   return {};
 }
 
@@ -88,7 +116,13 @@ std::string gpu_op_rule(const Function& f, const Op& op) {
   };
   const Value* res = op.results.empty() ? nullptr : op.results[0].get();
   const bool tile_result = res && !res->type.shape.empty() && res->type.layout;
-  // a buffer is read by the tensor-core dot it was staged for, and by nothing else
+  // only a local_alloc makes a buffer, only a tensor-core dot reads one
+  if (op.kind != OpKind::local_alloc)
+    for (const auto& r : op.results)
+      if (r->type.is_buffer()) return "a shared-memory buffer made by other than local_alloc (" + text(r.get()) + ")";
+  for (const auto& reg : op.regions)
+    for (const auto& a : reg->args)
+      if (a->type.is_buffer()) return "a region argument that is a shared-memory buffer (" + text(a.get()) + ")";
   for (std::size_t i = 0; i < op.operands.size(); ++i)
     if (op.operands[i]->type.is_buffer() && !(op.kind == OpKind::dot && i < 2 && op.attrs.ints.size() >= 4 && op.attrs.ints[1] != 0))
       return "operand #" + std::to_string(i) + " is a shared-memory buffer, which only a tensor-core dot reads (as A or B)";
@@ -156,6 +190,12 @@ std::string gpu_op_rule(const Function& f, const Op& op) {
       if (a.size() < 4) return "a dot at the GPU level names its engine (mma = none, warp or warpgroup)";
       if (a[1] < 0 || a[1] > 2) return "a dot's engine must be 0 (none), 1 (warp) or 2 (warpgroup)";
       if (a[1] == 0) return {};
+      const int kw = mma_elements(op);
+      if (kw == 0) return "a tensor-core dot of operands no tensor-core form takes (" + text(op.operands[0]) + " into " + text(res) + ")";
+      if (a[1] == 2 && (kw != 2 || a[2] != f.num_warps || a[3] != 1))
+        return "a warpgroup dot takes 16-bit operands with every warp along M (warps = [num_warps, 1])";
+      for (unsigned k = 2; k < 4; ++k)
+        if (a[k] < 1 || (a[k] & (a[k] - 1))) return "a tensor-core dot's warps must be powers of two";
       // staged operands: what the engine reads (stage_mma_operands.cpp)
       for (unsigned k = 0; k < 2; ++k) {
         const Type& t = op.operands[k]->type;

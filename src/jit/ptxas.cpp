@@ -214,7 +214,7 @@ bool assemble(const ptx_kernel& k, ptxas_usage* usage) {
 std::unique_ptr<drivers::module> compile_null(const ir::Function& fn, const targets::nvptx::arch& a) {
   // the occupancy retry (jit/pick_variant.hpp) on the registers ptxas reports, where it is present
   struct build {
-    std::shared_ptr<const ptx_kernel> k;  // writes .tir, .layouts, .ll, .ptx when dumping
+    std::shared_ptr<const ptx_kernel> k;  // writes .tir, .gtir, .layouts, .ll, .ptx when dumping
     bool assembled = false;
     ptxas_usage usage;
   };

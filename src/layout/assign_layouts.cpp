@@ -42,13 +42,6 @@ class Assigner {
     block(f_.body);
     // 3. conversions move past the narrowing casts that follow them
     sink_conversions();
-    // 4. count the uses that need a conversion
-    ir::walk(const_cast<ir::Block&>(f_.body), [&](const ir::Op& op) {
-      auto want = wanted_operands(op, plan_, ai_);
-      for (std::size_t k = 0; k < op.operands.size(); ++k)
-        if (want[k] && is_tile(op.operand(static_cast<unsigned>(k))) && !(plan_.at(op.operand(static_cast<unsigned>(k))) == *want[k]))
-          ++plan_.conversions;
-    });
     return std::move(plan_);
   }
 

@@ -20,11 +20,9 @@
 // remove_conversions then reuses or recomputes what it can.
 #pragma once
 
-#include <array>
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "analysis/axis_info.hpp"
@@ -41,8 +39,6 @@ struct LayoutPlan {
   std::unordered_map<const ir::Value*, LinearLayout> of;
   /// The layout of `v` (the scalar layout for rank-0 values).
   const LinearLayout& at(const ir::Value* v) const;
-  /// Uses whose value arrives in another layout than the op wants (each is a conversion).
-  int conversions = 0;
 };
 
 /// What the target offers the GPU passes: 0 no tensor cores, 80 a warp's MMA (mma.sync, sm_80

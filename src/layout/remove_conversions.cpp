@@ -70,7 +70,6 @@ class RemoveConversions final : public transforms::Pass {
 
   bool run(ir::Function& f) override {
     if (!f.gpu) return false;
-    f_ = &f;
     changed_ = false;
     block(f.body);
     scopes_.clear();
@@ -83,7 +82,6 @@ class RemoveConversions final : public transforms::Pass {
     LinearLayout to;
     ir::Value* value;
   };
-  ir::Function* f_ = nullptr;
   std::vector<std::vector<Made>> scopes_;
   bool changed_ = false;
 
@@ -99,7 +97,10 @@ class RemoveConversions final : public transforms::Pass {
     for (auto it = b.ops.begin(); it != b.ops.end();) {
       ir::Op* op = it->get();
       ++it;
-      if (op->kind == OpKind::convert_layout) convert(op);
+      if (op->kind == OpKind::convert_layout) {  // (may erase the op: no region to visit)
+        convert(op);
+        continue;
+      }
       for (auto& r : op->regions) block(*r);
     }
     scopes_.pop_back();
@@ -120,7 +121,7 @@ class RemoveConversions final : public transforms::Pass {
       return;
     }
     if (with != c->result()) scopes_.back().push_back({v, l, with});
-    ir::replace_all_uses(f_->body, c->result(), with);
+    ir::replace_all_uses(*c->parent, c->result(), with);  // (its uses: in its block, nested included)
     ir::erase(c);
     changed_ = true;
   }

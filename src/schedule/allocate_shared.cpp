@@ -67,7 +67,8 @@ SharedPlan plan_shared(const ir::Function& f, const PipelinePlan& pipes) {
             if (v == op.result()) {
               std::size_t last = pos.at.at(u.get());
               for (const ir::Op* p = u->parent ? u->parent->parent : nullptr; p; p = p->parent ? p->parent->parent : nullptr) {
-                if (pos.at.at(p) < b.first && (p->kind == OpKind::for_ || p->kind == OpKind::while_)) last = std::max(last, pos.end.at(p));
+                // a loop the buffer was made before (outside of) reads it every iteration
+                if (b.first < pos.at.at(p) && (p->kind == OpKind::for_ || p->kind == OpKind::while_)) last = std::max(last, pos.end.at(p));
               }
               b.last = std::max(b.last, last);
             }

@@ -1,7 +1,8 @@
 // src/schedule/software_pipeline.cpp — layer: schedule. plan_pipelines: finds the K loops whose
 // tensor-core dots can read their operands from a ring of shared-memory buffers filled
 // `stages - 1` iterations ahead (see the header for the conditions). The GPU lowering
-// (codegen/gpu/gpu_pipeline.cpp) emits the ring, the cp.async copies and the waits.
+// (codegen/gpu/gpu_pipeline.cpp) emits the ring, its copies (the target's asynchronous-copy
+// engine) and the waits.
 #include "schedule/software_pipeline.hpp"
 #include "layout/assign_layouts.hpp"
 
@@ -291,10 +292,9 @@ struct Planner {
       pl.async_mma = pl.async_mma && ok;
     }
     pl.stages = std::max(2, num_stages);
-    auto ring = [&] {
-      const auto n = static_cast<std::uint64_t>(pl.stages + (pl.async_mma ? 1 : 0));
-      // the TMA's mbarriers after the buffers (the whole 1024-aligned, as gpu_pipeline.cpp lays it out)
-      return (n * pl.stage_bytes + (pl.tensor_copy ? 8 * n : 0) + 1023) / 1024 * 1024;
+    auto ring = [&] {  // (PipelinedLoop::ring_bytes for this many stages)
+      pl.buffers = pl.stages + (pl.async_mma ? 1 : 0);
+      return pl.ring_bytes();
     };
     while (pl.stages > 2 && ring() > smem_limit) --pl.stages;
     if (ring() > smem_limit) return std::nullopt;

@@ -131,6 +131,15 @@ TEST_CASE("GPU level: the verifier names the pass, the op and the layout rule it
     CHECK(m.find("IR verifier (after breaker): op 'store'") != std::string::npos);
     CHECK(m.find("must share one layout") != std::string::npos);
   }
+  SUBCASE("a buffer made by other than local_alloc, read by other than a tensor-core dot: an error, not a crash") {
+    auto f = gpu_transpose();
+    const std::string m = verify_after_breaker(*f, [](ir::Function& g) {
+      ir::Type& t = first(g, ir::OpKind::load)->result()->type;  // (a f32 tile: also no swizzle)
+      t.layout = nullptr;
+      t.mem = ir::smem::padded;
+    });
+    CHECK(m.find("IR verifier (after breaker): op 'load': a shared-memory buffer made by other than local_alloc") != std::string::npos);
+  }
   SUBCASE("a conversion to the layout its operand has") {
     auto f = gpu_transpose();
     const std::string m = verify_after_breaker(*f, [](ir::Function& g) {

@@ -1,5 +1,5 @@
 // test/layout/test_wave64.cpp — the warp size is data: the generic GPU passes (layout/
-// gpu_passes.hpp: select_mma, assign_layouts, remove_conversions) run with a 64-lane target
+// gpu_passes.hpp: select_mma, assign_layouts, remove_conversions, stage_mma_operands, dce) run with a 64-lane target
 // description (an AMD CDNA wavefront) on kernels read from IR text (ir::parse). Every layout then
 // has six lane bases and owns each element once, the verifier accepts the result after each
 // pass; the tensor-core forms, which are 32-lane instructions, are not chosen; the 32-lane run of

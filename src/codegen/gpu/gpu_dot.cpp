@@ -20,7 +20,8 @@ void GpuLowering::lower_dot_mma(const ir::Op& op) {
   const std::int64_t K = at.shape[1];
   const auto es = static_cast<std::int64_t>(size_of(at.elem));
   const DV acc = operand(op, 2);  // in the accumulator layout
-  if (smem_written_) mma().make_visible(*this, op);
+  if (smem_unfenced_) mma().make_visible(*this, op);  // (a barrier orders the threads, not the engine's reads)
+  smem_unfenced_ = false;
   barrier_after_write();  // the local_allocs' stores are visible to every warp
   const bool swizzled = op.operand(0)->type.mem == ir::smem::swizzled;
   const std::int64_t ld = K + 16 / es;  // the padded buffers' rows (elements)

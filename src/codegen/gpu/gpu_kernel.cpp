@@ -68,7 +68,7 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
   auto* body = llvm::BasicBlock::Create(ctx, "body", S.fn);
   S.b = std::make_unique<llvm::IRBuilder<>>(body);
   tid = target.thread_id(S);
-  // the warp size is the layouts' (LayoutPlan::lanes, from the target)
+  // the warp size is the target's (the lanes the layouts of the IR have, checked per result)
   lane = b().CreateAnd(tid, b().getInt32(static_cast<std::uint32_t>(lanes - 1)), "lane");
   warp = b().CreateLShr(tid, b().getInt32(static_cast<std::uint32_t>(std::countr_zero(static_cast<unsigned>(lanes)))), "warp");
   thread_ip_ = warp;
@@ -80,7 +80,7 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
   smem_bytes_ = shared_ ? shared_->top : 0;
   smem_floor_ = 0;
   smem_dirty_ = false;
-  smem_written_ = false;
+  smem_written_ = smem_unfenced_ = false;
   global_dirty_ = {};
   global_read_.clear();
   origins_.emplace(f);
@@ -117,6 +117,8 @@ void GpuLowering::lower_op(const ir::Op& op) {
   // every result is in the layout its type names: its users read its registers by that layout
   for (const auto& r : op.results) {
     if (r->type.shape.empty() || r->type.is_buffer() || !values_.count(r.get())) continue;
+    if (layout_of(r.get()).num_lanes() != lanes)
+      unsupported(op, "a layout of " + std::to_string(layout_of(r.get()).num_lanes()) + " lanes a warp for a target of " + std::to_string(lanes));
     if (!(get(r.get()).layout == layout_of(r.get())))
       unsupported(op, "internal error: the lowering made a result in another layout than its type's (" + get(r.get()).layout.str() +
                           " for " + r->type.str() + ")");

@@ -1,7 +1,7 @@
 // src/codegen/gpu/gpu_lowering.hpp — layer: codegen (gpu). Tile IR -> LLVM IR for GPU targets:
-// one program instance is one CTA of 32 * num_warps threads, and every tile is spread over
-// them by its layout (layout/assign_layouts.hpp): each thread holds its elements in registers
-// (a DV: one LLVM value per register of the layout).
+// one program instance is one CTA of lanes * num_warps threads, and every tile is spread over
+// them by the layout its type carries (the GPU level of the IR: layout/gpu_passes.hpp): each
+// thread holds its elements in registers (a DV: one LLVM value per register of the layout).
 //
 //   elementwise ops   per register, with the shared lowering's scalar semantics (scalar.cpp);
 //   shape ops         a renumbering of registers (the layouts were chosen for it);
@@ -16,8 +16,9 @@
 //   reduce            in the thread, across lanes with butterfly shuffles, across warps through
 //                     shared memory (gpu_reduce.cpp); scan: along the axis in one thread after a
 //                     layout change;
-//   dot               on tensor cores where eligible (mma.sync: gpu_dot.cpp; wgmma:
-//                     gpu_wgmma.cpp), else one fused multiply-add chain per accumulator element;
+//   dot               on tensor cores where select_mma chose them (the target's MmaEngine, on
+//                     the buffers the dot's local_allocs wrote: gpu_dot.cpp, gpu_shared.cpp),
+//                     else one fused multiply-add chain per accumulator element;
 //   for/while/if      phis per register (gpu_control.cpp); print/assert (gpu_debug.cpp).
 // Shared memory is one dynamic buffer: the buffers the IR names (local_allocs, the rings of
 // pipelined loops) at the offsets allocate_shared gave them, and what an op uses for itself
@@ -110,7 +111,7 @@ class GpuLowering {
   /// The target's asynchronous-copy engine (an internal error where it has none).
   const AsyncCopyEngine& copies() const;
   /// `v` in layout `l`, converted when it has another: the few ops that work in a layout of their
-  /// own (split's halves into scalars, reduce's and scan's steps).
+  /// own (join's and split's halves).
   DV get_as(const ir::Value* v, const layout::LinearLayout& l);
   /// Operand k of op: in the layout the op wants, which the IR's verifier guarantees.
   DV operand(const ir::Op& op, unsigned k) { return get(op.operand(k)); }
@@ -136,7 +137,8 @@ class GpuLowering {
 
   // ---- shared memory ----
   /// Pointer (addrspace 3) `bytes` into the dynamic shared buffer; reserve() grows it.
-  /// Offsets are above smem_floor_ (the pipelined ring of the loop being lowered, if any).
+  /// Offsets are above smem_floor_: the top of the buffers live at the op being lowered
+  /// (allocate_shared's floor for it).
   llvm::Value* smem_at(llvm::Value* byte_offset);
   void reserve(std::uint64_t bytes) { smem_bytes_ = std::max(smem_bytes_, bytes + smem_floor_); }
   /// Pointer `bytes` into the dynamic shared buffer, the floor not added (the ring's own accesses).
@@ -225,13 +227,15 @@ class GpuLowering {
   std::uint64_t buffer_offset(const ir::Value* buffer) const;
   /// A barrier, if shared memory was written since the last one (before reading a buffer).
   void barrier_after_write();
+  /// Whether `b` (its nested regions included) makes shared-memory buffers (local_alloc).
+  static bool makes_buffers(const ir::Block& b);
 
   /// The loops to software-pipeline (schedule/software_pipeline.hpp); set before run().
   void set_pipelines(const schedule::PipelinePlan* p) { pipes_ = p; }
   /// Where the shared-memory buffers and rings live (schedule/allocate_shared.hpp); set before
   /// run(): each op's own shared memory goes above the buffers live at it.
   void set_shared(const schedule::SharedPlan* p) { shared_ = p; }
-  /// A `for` of the pipeline plan: the ring, its cp.async copies, waits and barriers, and the
+  /// A `for` of the pipeline plan: the ring, its asynchronous copies (the target's engine), waits and barriers, and the
   /// body in order with its dots reading the ring (gpu_pipeline.cpp).
   void lower_pipelined_for(const ir::Op& op, const schedule::PipelinedLoop& pl);
   void lower_control(const ir::Op& op);
@@ -260,7 +264,8 @@ class GpuLowering {
   std::uint64_t smem_bytes_ = 0;
   std::uint64_t smem_floor_ = 0;  // bytes at the start of the buffer other uses stay above
   bool smem_dirty_ = false;
-  bool smem_written_ = false;  // shared memory written since the last barrier (a local_alloc)
+  bool smem_written_ = false;   // a buffer written since the last barrier (a local_alloc)
+  bool smem_unfenced_ = false;  // a buffer written since the tensor-core engine last made writes visible
   const schedule::SharedPlan* shared_ = nullptr;
   std::uint64_t smem_uses_ = 0;  // pointers into shared memory made so far (smem_abs): which regions use it
   const schedule::PipelinePlan* pipes_ = nullptr;

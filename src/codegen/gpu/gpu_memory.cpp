@@ -155,8 +155,8 @@ void GpuLowering::lower_memory(const ir::Op& op) {
     barrier_before_global_read(op.operand(0));
   const layout::LinearLayout pointers = rank0 ? scalar_ : operand(op, 0).layout;
   if (op.kind != OpKind::load) barrier_before_global_write(op.operand(0), pointers);
-  // the access is noted once its instructions are emitted: the operands' layout conversions
-  // before them may hold barriers, which order only what came before them
+  // the access is noted once its instructions are emitted: a barrier among them (a "share" of a
+  // replicated load's values) orders only what came before it
   struct NoteAccess {
     GpuLowering* L;
     const ir::Op& op;

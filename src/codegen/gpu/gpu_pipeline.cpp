@@ -73,7 +73,7 @@ void GpuLowering::lower_pipelined_for(const ir::Op& op, const schedule::Pipeline
   const auto nbuf = static_cast<std::uint64_t>(pl.buffers);
   const std::uint64_t bars_at = ring_base + nbuf * pl.stage_bytes;
   // (1024-aligned, as every ring: a ring inside this loop's body keeps its swizzle)
-  const std::uint64_t ring_bytes = (bars_at - ring_base + (pl.tensor_copy ? 8 * nbuf : 0) + 1023) / 1024 * 1024;
+  const std::uint64_t ring_bytes = pl.ring_bytes();
   // how many iterations ahead the copies run: cp.async stages - 1 (the barrier that frees a buffer
   // comes before the dots); the TMA every buffer but the one the dots may still read (its barrier
   // comes after the dots)

@@ -45,6 +45,12 @@ void GpuLowering::barrier_after_write() {
   if (smem_written_) barrier();
 }
 
+bool GpuLowering::makes_buffers(const ir::Block& b) {
+  bool any = false;
+  ir::walk(const_cast<ir::Block&>(b), [&](const ir::Op& o) { any |= o.kind == ir::OpKind::local_alloc; });
+  return any;
+}
+
 void GpuLowering::lower_local_alloc(const ir::Op& op) {
   const ir::Type& t = op.result()->type;
   const DV& x = get(op.operand(0));
@@ -59,7 +65,7 @@ void GpuLowering::lower_local_alloc(const ir::Op& op) {
     case ir::smem::padded_transposed: stage_padded(x, 1, rows, at, tf32, "local_alloc.transposed"); break;
     case ir::smem::none: unsupported(op, "internal error: local_alloc of no buffer arrangement");
   }
-  smem_written_ = true;
+  smem_written_ = smem_unfenced_ = true;
   set(op.result(), DV{scalar_, {}, t});  // (a buffer has no registers: its readers take the offset)
 }
 

@@ -59,16 +59,10 @@ void NvptxAsyncCopy::copy_tensor_2d(codegen::Lowering& L, llvm::Value* dst, llvm
            "r,l,r,r,r", {shared32(L, dst), map, x, y, shared32(L, bar)});
 }
 
-void NvptxAsyncCopy::commit(codegen::Lowering& L) const {
-  auto& b = *L.b;
-  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {}, false);
-  b.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.commit_group;", "~{memory}", true), {});
-}
+void NvptxAsyncCopy::commit(codegen::Lowering& L) const { void_asm(L, "cp.async.commit_group;"); }
 
 void NvptxAsyncCopy::wait(codegen::Lowering& L, int pending) const {
-  auto& b = *L.b;
-  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {}, false);
-  b.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_group " + std::to_string(pending) + ";", "~{memory}", true), {});
+  void_asm(L, "cp.async.wait_group " + std::to_string(pending) + ";");
 }
 
 }  // namespace tile::targets::nvptx

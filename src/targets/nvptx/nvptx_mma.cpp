@@ -54,8 +54,7 @@ DV NvptxMma::mma_from_shared(GpuLowering& G, const ir::Op& op, std::array<int, 2
     if (!i) G.unsupported(op, "internal error: an mma fragment element has no register");
     return *i;
   };
-  // a_base and b_base are absolute offsets into the shared buffer (the pipelined ring's are not
-  // moved by smem_floor_)
+  // a_base and b_base are absolute offsets into the shared buffer
   auto at_elem = [&](llvm::Value* base, llvm::Value* row, llvm::Value* col, std::int64_t ld) {
     llvm::Value* flat = B.CreateAdd(B.CreateMul(row, B.getInt32(static_cast<std::uint32_t>(ld))), col);
     return G.smem_abs(B.CreateAdd(base, B.CreateMul(B.CreateZExt(flat, B.getInt64Ty()), B.getInt64(static_cast<std::uint64_t>(es)))));

@@ -14,6 +14,7 @@
 #include <llvm/Target/TargetOptions.h>
 
 #include "codegen/lowering.hpp"
+#include "targets/nvptx/nvptx_asm.hpp"
 #include "ir/ir.hpp"
 
 extern "C" {
@@ -145,10 +146,7 @@ void NvptxTarget::barrier(codegen::Lowering& L, int id, int threads) const {
   if (id < 0 || id > 15 || threads < 0 || threads % 32 != 0 || threads > 32 * num_warps_)
     throw tile::error("nvptx: a barrier " + std::to_string(id) + " of " + std::to_string(threads) + " threads (ids 0..15; whole warps of the CTA's " +
                       std::to_string(32 * num_warps_) + " threads)");
-  auto& b = *L.b;
-  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {}, false);
-  const std::string text = "bar.sync " + std::to_string(id) + (threads ? ", " + std::to_string(threads) : std::string()) + ";";
-  b.CreateCall(fty, llvm::InlineAsm::get(fty, text, "~{memory}", true), {});
+  void_asm(L, "bar.sync " + std::to_string(id) + (threads ? ", " + std::to_string(threads) : std::string()) + ";");
 }
 
 llvm::Value* NvptxTarget::shuffle_xor_i32(codegen::Lowering& L, llvm::Value* v, int mask) const {
