@@ -55,17 +55,19 @@ std::string one_layout(const std::vector<const Value*>& vs, const std::string& r
   return {};
 }
 
-/// The elements a tensor-core dot's operands take a 32-bit register (0: no tensor-core form):
-/// f16/bf16 into f32, 8-bit integers into i32, f32 at tf32 precision into f32.
-int mma_elements(const Op& dot) {
-  const dtype in = dot.operands[0]->type.elem, out = dot.results[0]->type.elem;
+}  // namespace
+
+int mma_operand_elements(const Op& dot) {
+  const dtype in = dot.operands.at(0)->type.elem, out = dot.results.at(0)->type.elem;
   if ((in == dtype::f16 || in == dtype::bf16) && out == dtype::f32) return 2;
   if ((in == dtype::i8 || in == dtype::u8) && out == dtype::i32) return 4;
-  if (in == dtype::f32 && out == dtype::f32 && !dot.attrs.ints.empty() && dot.attrs.ints[0] == 0) return 1;  // tf32
+  // f32 at tf32 precision (the default): the inputs rounded to tf32 as the interpreter does,
+  // then multiplied exactly by the tensor cores; tf32x3 and ieee stay on the exact path
+  if (in == dtype::f32 && out == dtype::f32 && !dot.attrs.ints.empty() &&
+      dot.attrs.ints[0] == static_cast<std::int64_t>(tile::detail::precision::tf32))
+    return 1;
   return 0;
 }
-
-}  // namespace
 
 std::string gpu_type_rule(const Function& f, const Type& t, int& lane_bits) {
   if (!f.gpu) {
@@ -190,7 +192,7 @@ std::string gpu_op_rule(const Function& f, const Op& op) {
       if (a.size() < 4) return "a dot at the GPU level names its engine (mma = none, warp or warpgroup)";
       if (a[1] < 0 || a[1] > 2) return "a dot's engine must be 0 (none), 1 (warp) or 2 (warpgroup)";
       if (a[1] == 0) return {};
-      const int kw = mma_elements(op);
+      const int kw = mma_operand_elements(op);
       if (kw == 0) return "a tensor-core dot of operands no tensor-core form takes (" + text(op.operands[0]) + " into " + text(res) + ")";
       if (a[1] == 2 && (kw != 2 || a[2] != f.num_warps || a[3] != 1))
         return "a warpgroup dot takes 16-bit operands with every warp along M (warps = [num_warps, 1])";

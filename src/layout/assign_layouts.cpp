@@ -1,6 +1,7 @@
 // src/layout/assign_layouts.cpp — layer: layout. See assign_layouts.hpp.
 #include "layout/assign_layouts.hpp"
 #include "layout/mma_engine.hpp"
+#include "ir/verify_layouts.hpp"
 
 #include <algorithm>
 #include <map>
@@ -331,17 +332,7 @@ std::vector<std::optional<LinearLayout>> wanted_operands(const ir::Op& op, const
   return w;
 }
 
-int mma_kwidth(const ir::Op& dot) {
-  const dtype in = dot.operand(0)->type.elem, out = dot.result()->type.elem;
-  if ((in == dtype::f16 || in == dtype::bf16) && out == dtype::f32) return 2;
-  if ((in == dtype::i8 || in == dtype::u8) && out == dtype::i32) return 4;
-  // f32 at tf32 precision (the default): the inputs rounded to tf32 as the interpreter does,
-  // then multiplied exactly by the tensor cores; tf32x3 and ieee stay on the exact path
-  if (in == dtype::f32 && out == dtype::f32 && !dot.attrs.ints.empty() &&
-      dot.attrs.ints[0] == static_cast<std::int64_t>(tile::detail::precision::tf32))
-    return 1;
-  return 0;
-}
+int mma_kwidth(const ir::Op& dot) { return ir::mma_operand_elements(dot); }
 
 bool mma_eligible(const ir::Op& dot) {
   const ir::Type& a = dot.operand(0)->type;
