@@ -185,6 +185,14 @@ void AxisAnalysis::op(const ir::Op& o) {
     case OpKind::num_programs: set(o.result(), filled(*rt, 1, 1, 1)); return;
     case OpKind::splat: set(o.result(), uniform(*rt, in(0).scalar_div)); return;
     case OpKind::convert_layout: set(o.result(), in(0)); return;  // the same elements
+    case OpKind::iter_ahead: {  // (a pipelined loop's iv + k * step: as the loop's iv)
+      AxisInfo ivi = filled(*rt, 1, 1, 1);
+      ivi.scalar_div = std::min(in(0).scalar_div, in(1).scalar_div);
+      set(o.result(0), ivi);
+      if (auto lo = lower_.find(o.operand(0)); lo != lower_.end()) lower_[o.result(0)] = lo->second;  // (step > 0)
+      set(o.result(1), filled(o.result(1)->type, 1, 1, 1));
+      return;
+    }
     case OpKind::hint: {
       AxisInfo i = in(0);
       const auto kind = static_cast<tile::detail::hint_kind>(o.attrs.ints.at(0));

@@ -22,7 +22,7 @@ std::string Type::str() const {
 }
 
 std::string_view smem_name(smem s) {
-  constexpr std::string_view n[] = {"none", "swizzled", "padded", "padded_transposed"};
+  constexpr std::string_view n[] = {"none", "swizzled", "padded", "padded_transposed", "barriers"};
   return n[static_cast<int>(s)];
 }
 

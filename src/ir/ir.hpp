@@ -36,7 +36,7 @@ namespace tile::ir {
 ///                      reads without bank conflicts and wgmma's descriptors name);
 ///   padded             row-major, rows padded by 16 bytes;
 ///   padded_transposed  the transpose ([cols][rows]) so, padded by 16 bytes.
-enum class smem : std::uint8_t { none, swizzled, padded, padded_transposed };
+enum class smem : std::uint8_t { none, swizzled, padded, padded_transposed, barriers };
 std::string_view smem_name(smem s);
 
 /// The type of a value: an element dtype (the pointee for pointers), a pointer flag and a shape

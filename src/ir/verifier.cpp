@@ -242,6 +242,12 @@ class Verifier {
     if (!a.same_data(b)) fail(op, rule, type_list({&a, &b}));
   }
   static Type pointee(const Type& p) { return Type{p.elem, false, p.shape}; }
+  void scalar_of(const Op& op, std::size_t i, dtype e, const char* what) {
+    if (!in(op, i).same_data(Type{e})) fail(op, std::string(what) + " must be a scalar " + std::string(name(e)), in(op, i).str());
+  }
+  void barriers_of(const Op& op, std::size_t i) {
+    if (in(op, i).mem != smem::barriers) fail(op, "operand #" + std::to_string(i) + " must be copy barriers (a local_alloc of #smem<barriers>)", in(op, i).str());
+  }
 
   void elementwise(const Op& op, std::size_t n) {
     counts(op, n, 1);
@@ -550,12 +556,116 @@ class Verifier {
         if (in(op, 0).ptr || in(op, 0).elem != dtype::i1) fail(op, "the condition must be i1", in(op, 0).str());
         break;
       case OpKind::local_alloc:
+        if (op.operands.empty()) {  // a buffer nothing was stored in yet: a ring or copy barriers
+          counts(op, 0, 1);
+          ints(op, 1);
+          if (!out(op).is_buffer()) fail(op, "local_alloc gives a shared-memory buffer", out(op).str());
+          if (out(op).mem == smem::barriers ? out(op).shape.size() != 1 || out(op).elem != dtype::i64
+                                            : out(op).shape.size() != 3 || out(op).mem != smem::swizzled)
+            fail(op, "an empty buffer is a swizzled ring [buffers, rows, cols] or copy barriers i64[buffers]", out(op).str());
+          break;
+        }
         counts(op, 1, 1);
         ints(op, 2);
         flag(op, 1, "tf32");
         if (at[1] && in(op, 0).elem != dtype::f32) fail(op, "only f32 elements are stored rounded to tf32", in(op, 0).str());
         same(op, out(op), in(op, 0), "the buffer holds the operand's elements");
         if (in(op, 0).shape.size() != 2 || in(op, 0).ptr) fail(op, "a buffer holds a 2-D tile of numbers", in(op, 0).str());
+        break;
+      case OpKind::buffer_index:
+        counts(op, 2, 1);
+        scalar_of(op, 1, dtype::u32, "the slot");
+        if (in(op, 0).mem != smem::swizzled || in(op, 0).shape.size() != 3 || out(op).mem != in(op, 0).mem ||
+            out(op).elem != in(op, 0).elem || out(op).shape != std::vector<std::int64_t>(in(op, 0).shape.begin() + 1, in(op, 0).shape.end()))
+          fail(op, "buffer_index takes a ring [buffers, rows, cols] to one of its buffers [rows, cols]", type_list({&in(op, 0), &out(op)}));
+        break;
+      case OpKind::iter_ahead:
+        counts(op, 3, 2);
+        ints(op, 1);
+        if (!in(op, 0).is_scalar() || !in(op, 0).is_int() || in(op, 0).elem == dtype::i1) fail(op, "iter_ahead takes a loop's integer bounds", in(op, 0).str());
+        same(op, in(op, 1), in(op, 0), "the induction value, step and bound must have one type");
+        same(op, in(op, 2), in(op, 0), "the induction value, step and bound must have one type");
+        same(op, out(op, 0), in(op, 0), "the first result is an induction value");
+        if (!(out(op, 1).same_data(Type{dtype::i1}))) fail(op, "the second result is i1", out(op, 1).str());
+        if (op.attrs.ints[0] < 0) fail(op, "iterations ahead must be >= 0");
+        break;
+      case OpKind::async_copy: {
+        if (op.operands.size() != 3 && op.operands.size() != 4) fail(op, "expects (buffer, pointers, valid [, mask])");
+        counts(op, op.operands.size(), 0);
+        ints(op, 2);
+        flag(op, 1, "has_mask");
+        if (op.operands.size() != 3 + static_cast<std::size_t>(op.attrs.ints[1])) fail(op, "has_mask disagrees with the operands");
+        const Type& p = in(op, 1);
+        if (!p.ptr || p.shape.size() != 2 || in(op, 0).mem != smem::swizzled || in(op, 0).shape != p.shape || in(op, 0).elem != p.elem)
+          fail(op, "async_copy copies a 2-D tile of pointers into a swizzled buffer of its shape and type", type_list({&in(op, 0), &p}));
+        scalar_of(op, 2, dtype::i1, "valid");
+        if (op.attrs.ints[1] && (in(op, 3).elem != dtype::i1 || in(op, 3).shape != p.shape)) fail(op, "the mask must be i1 of the pointers' shape", in(op, 3).str());
+        if (op.attrs.ints[0] < 1) fail(op, "a copy's run is at least one element");
+        break;
+      }
+      case OpKind::async_commit: counts(op, 0, 0); break;
+      case OpKind::async_wait:
+        counts(op, op.operands.size(), 0);
+        for (std::size_t i = 0; i < op.operands.size(); ++i)
+          if (in(op, i).mem != smem::swizzled) fail(op, "async_wait names the buffers its copies write", in(op, i).str());
+        ints(op, 1);
+        range(op, 0, 0, 64, "pending groups");
+        break;
+      case OpKind::tensor_copy:
+        counts(op, 7, 0);
+        ints(op, 2);
+        if (!in(op, 0).ptr || !in(op, 0).is_scalar()) fail(op, "a tensor copy reads the tensor at a pointer", in(op, 0).str());
+        if (in(op, 1).mem != smem::swizzled || in(op, 1).shape.size() != 2 || in(op, 1).elem != in(op, 0).elem)
+          fail(op, "a tensor copy fills a swizzled 2-D buffer of its tensor's type", type_list({&in(op, 0), &in(op, 1)}));
+        barriers_of(op, 2);
+        scalar_of(op, 3, dtype::u32, "the slot");
+        scalar_of(op, 4, dtype::i32, "the column");
+        scalar_of(op, 5, dtype::i32, "the row");
+        scalar_of(op, 6, dtype::i1, "valid");
+        if (op.attrs.ints[0] < 0 || op.attrs.ints[1] < 1 || in(op, 1).shape[1] % op.attrs.ints[1] != 0)
+          fail(op, "a tensor copy names a tensor map and boxes that divide the columns");
+        break;
+      case OpKind::copy_barrier_init:
+      case OpKind::copy_barrier_inval:
+        counts(op, op.kind == OpKind::copy_barrier_init ? std::max<std::size_t>(1, op.operands.size()) : 1, 0);
+        barriers_of(op, 0);
+        for (std::size_t i = 1; i < op.operands.size(); ++i)
+          if (!in(op, i).ptr || !in(op, i).is_scalar()) fail(op, "the copies' tensors are pointers", in(op, i).str());
+        if (op.kind == OpKind::copy_barrier_init) {
+          ints(op, 1);
+          range(op, 0, 1, 1 << 20, "arrivals");
+        }
+        break;
+      case OpKind::copy_barrier_expect:
+        counts(op, 3, 0);
+        ints(op, 1);
+        barriers_of(op, 0);
+        scalar_of(op, 1, dtype::u32, "the slot");
+        scalar_of(op, 2, dtype::i1, "valid");
+        range(op, 0, 0, (std::int64_t{1} << 20) - 1, "expected bytes");
+        break;
+      case OpKind::copy_barrier_wait:
+        counts(op, 3, 0);
+        barriers_of(op, 0);
+        scalar_of(op, 1, dtype::u32, "the slot");
+        scalar_of(op, 2, dtype::u32, "the parity");
+        break;
+      case OpKind::barrier:
+        counts(op, 0, 0);
+        ints(op, 2);
+        range(op, 0, 0, 15, "barrier id");
+        if (op.attrs.ints[1] != -1 && (op.attrs.ints[1] < 1 || op.attrs.ints[1] % 32 != 0)) fail(op, "a barrier's threads are -1 (all) or whole warps");
+        break;
+      case OpKind::shared_fence:
+        counts(op, 0, 0);
+        ints(op, 1);
+        range(op, 0, 0, 2, "engine");
+        break;
+      case OpKind::mma_wait:
+        counts(op, 1, 1);
+        ints(op, 1);
+        range(op, 0, 0, 8, "pending dots");
+        same(op, out(op), in(op, 0), "mma_wait gives its operand back");
         break;
       case OpKind::convert_layout:
         counts(op, 1, 1);

@@ -76,9 +76,13 @@ std::string gpu_type_rule(const Function& f, const Type& t, int& lane_bits) {
   }
   if (t.is_buffer()) {
     if (t.layout) return "a shared-memory buffer with a register layout: " + t.str();
-    if (t.shape.size() != 2 || t.ptr) return "a shared-memory buffer of other than a 2-D tile of numbers: " + t.str();
+    if (t.ptr) return "a shared-memory buffer of pointers: " + t.str();
+    if (t.mem == smem::barriers) return t.shape.size() == 1 && t.elem == dtype::i64 ? "" : "copy barriers other than i64[buffers]: " + t.str();
+    // (a ring: [buffers, rows, cols], its buffers the rules below)
+    const std::size_t rank = t.shape.size();
+    if (rank != 2 && !(rank == 3 && t.mem == smem::swizzled)) return "a shared-memory buffer of other than a 2-D tile (or a ring of them): " + t.str();
     // the swizzle moves 16-byte chunks of rows of 32 bytes or more: 16-bit elements, 16 columns or more
-    if (t.mem == smem::swizzled && (size_of(t.elem) != 2 || t.shape[1] < 16)) return "a swizzled buffer of other than 16-bit rows of 16 elements or more: " + t.str();
+    if (t.mem == smem::swizzled && (size_of(t.elem) != 2 || t.shape[rank - 1] < 16)) return "a swizzled buffer of other than 16-bit rows of 16 elements or more: " + t.str();
     return {};
   }
   if (t.shape.empty()) return t.layout ? "a scalar with a layout (every thread holds a scalar): " + t.str() : "";
@@ -109,6 +113,24 @@ std::string gpu_type_rule(const Function& f, const Type& t, int& lane_bits) {
   return {};
 }
 
+namespace {
+/// Whether operand i of op may be a shared-memory buffer.
+bool reads_buffer(const Op& op, std::size_t i) {
+  switch (op.kind) {
+    case OpKind::dot: return i < 2 && op.attrs.ints.size() >= 4 && op.attrs.ints[1] != 0;
+    case OpKind::async_wait: return true;
+    case OpKind::buffer_index:
+    case OpKind::async_copy:
+    case OpKind::copy_barrier_init:
+    case OpKind::copy_barrier_expect:
+    case OpKind::copy_barrier_wait:
+    case OpKind::copy_barrier_inval: return i == 0;
+    case OpKind::tensor_copy: return i == 1 || i == 2;
+    default: return false;
+  }
+}
+}  // namespace
+
 std::string gpu_op_rule(const Function& f, const Op& op) {
   if (!f.gpu) return is_gpu_only(op.kind) ? "an op of the GPU level in tile IR" : "";
   auto operands = [&](std::size_t from = 0) {
@@ -119,20 +141,28 @@ std::string gpu_op_rule(const Function& f, const Op& op) {
   const Value* res = op.results.empty() ? nullptr : op.results[0].get();
   const bool tile_result = res && !res->type.shape.empty() && res->type.layout;
   // only a local_alloc makes a buffer, only a tensor-core dot reads one
-  if (op.kind != OpKind::local_alloc)
+  if (op.kind != OpKind::local_alloc && op.kind != OpKind::buffer_index)
     for (const auto& r : op.results)
-      if (r->type.is_buffer()) return "a shared-memory buffer made by other than local_alloc (" + text(r.get()) + ")";
+      if (r->type.is_buffer()) return "a shared-memory buffer made by other than local_alloc or buffer_index (" + text(r.get()) + ")";
   for (const auto& reg : op.regions)
     for (const auto& a : reg->args)
       if (a->type.is_buffer()) return "a region argument that is a shared-memory buffer (" + text(a.get()) + ")";
   for (std::size_t i = 0; i < op.operands.size(); ++i)
-    if (op.operands[i]->type.is_buffer() && !(op.kind == OpKind::dot && i < 2 && op.attrs.ints.size() >= 4 && op.attrs.ints[1] != 0))
-      return "operand #" + std::to_string(i) + " is a shared-memory buffer, which only a tensor-core dot reads (as A or B)";
+    if (op.operands[i]->type.is_buffer() && !reads_buffer(op, i))
+      return "operand #" + std::to_string(i) + " is a shared-memory buffer, which only a tensor-core dot (as A or B), buffer_index, the copies and the copy barriers take";
   switch (op.kind) {
     case OpKind::local_alloc:
+      if (op.operands.empty()) return {};  // (a ring or copy barriers: the IR verifier's rules)
       if (op.operands.size() != 1 || op.results.size() != 1 || !res->type.is_buffer()) return "local_alloc gives a shared-memory buffer";
       if (op.operands[0]->type.is_buffer()) return "local_alloc of a buffer";
       return {};
+    case OpKind::async_copy: {
+      auto vs = operands(1);
+      vs.erase(vs.begin() + 1);  // (valid: a scalar)
+      return one_layout(vs, "the pointers and mask of an async_copy must share one layout");
+    }
+    case OpKind::mma_wait:
+      return one_layout({res, op.operands.empty() ? nullptr : op.operands[0]}, "mma_wait's result must be in its operand's layout");
     case OpKind::convert_layout:
       if (op.operands.size() != 1 || op.results.size() != 1) return "convert_layout takes one value and gives one";
       if (!op.operands[0]->type.same_data(res->type)) return "convert_layout keeps the type (" + text(op.operands[0]) + " -> " + text(res) + ")";
@@ -191,6 +221,8 @@ std::string gpu_op_rule(const Function& f, const Op& op) {
       const auto& a = op.attrs.ints;
       if (a.size() < 4) return "a dot at the GPU level names its engine (mma = none, warp or warpgroup)";
       if (a[1] < 0 || a[1] > 2) return "a dot's engine must be 0 (none), 1 (warp) or 2 (warpgroup)";
+      if (a.size() > 4 && (a[4] < 0 || a[4] > 1 || (a[4] == 1 && a[1] != 2)))
+        return "only a warpgroup dot is left in flight (ints[4] = 1; an mma_wait takes its result)";
       if (a[1] == 0) return {};
       const int kw = mma_operand_elements(op);
       if (kw == 0) return "a tensor-core dot of operands no tensor-core form takes (" + text(op.operands[0]) + " into " + text(res) + ")";

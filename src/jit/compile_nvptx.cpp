@@ -20,12 +20,14 @@
 #include "jit/stage_timer.hpp"
 #include "layout/gpu_passes.hpp"
 #include "schedule/allocate_shared.hpp"
+#include "schedule/pipeline_loops.hpp"
 #include "schedule/software_pipeline.hpp"
 #include "support/build_id.hpp"
 #include "support/env.hpp"
 #include "targets/nvptx/nvptx_int_abs.hpp"
 #include "targets/nvptx/nvptx_target.hpp"
 #include "transforms/lower_descriptor_loads.hpp"
+#include "transforms/passes.hpp"
 #include "transforms/pipeline.hpp"
 
 namespace tile::jit {
@@ -113,27 +115,32 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
     lowered = lower_descriptors(original, false);
     f = lowered.get();
   }
-  // every shared-memory buffer and ring placed (offsets into the local_allocs: TILE_DUMP_IR)
+  for (std::size_t i = 0; i < pipes.tensor_maps.size(); ++i) k->tensor_maps.push_back(tensor_map_of(*gpu, pipes, i));
+  if (pass_options.dump_ir && !pipes.loops.empty())
+    std::cerr << "// ----- pipelined loops for " << a.name() << " (kernel " << gpu->name << ") ----- //\n"
+              << schedule::print_pipelines(*gpu, pipes) << std::flush;
+  // the pipelined loops' rings, copies, waits and barriers; every shared-memory buffer placed
+  // (offsets into the local_allocs: TILE_DUMP_IR)
   {
     auto o = pass_options;
     o.input_stage = "stage_mma_operands";
     o.dump_input = false;
     transforms::PassManager pm(o);
-    pm.add(schedule::make_allocate_shared(pipes));
+    if (!pipes.loops.empty()) {
+      pm.add(schedule::make_pipeline_loops(pipes));
+      pm.add(transforms::make_dce());  // what only fed the loads the rings replaced
+    }
+    pm.add(schedule::make_allocate_shared());
     pm.run(*gpu);
   }
-  const schedule::SharedPlan shared = schedule::plan_shared(*gpu, pipes);
+  if (!pipes.loops.empty()) axis_store.emplace(*gpu);  // (the prologues' and copies' values)
+  const schedule::SharedPlan shared = schedule::plan_shared(*gpu);
   const ir::Function& fn = *gpu;
   const analysis::AxisAnalysis& axis = *axis_store;
   timer.lap("layouts, pipelining");
-  for (std::size_t i = 0; i < pipes.tensor_maps.size(); ++i) k->tensor_maps.push_back(tensor_map_of(fn, pipes, i));
-  if (pass_options.dump_ir && !pipes.loops.empty())
-    std::cerr << "// ----- pipelined loops for " << a.name() << " (kernel " << fn.name << ") ----- //\n"
-              << schedule::print_pipelines(fn, pipes) << std::flush;
   llvm::LLVMContext ctx;
   targets::nvptx::NvptxTarget target(a, fn.num_warps, static_cast<unsigned>(pipes.tensor_maps.size()), options);
   codegen::gpu::GpuLowering lowering(ctx, target, caps.lanes, axis);
-  lowering.set_pipelines(&pipes);
   lowering.set_shared(&shared);
   std::unique_ptr<llvm::Module> m = lowering.run(fn, k->entry);
   k->shared_bytes = lowering.shared_bytes();

@@ -26,14 +26,22 @@ struct Positions {
 
 }  // namespace
 
+std::uint64_t slot_bytes(const ir::Type& ring) {
+  const auto es = static_cast<std::uint64_t>(size_of(ring.elem));
+  return align_up(static_cast<std::uint64_t>(ring.shape.at(1) * ring.shape.at(2)) * es, 1024);
+}
+
 std::uint64_t shared_bytes(const ir::Type& t) {
   const auto es = static_cast<std::int64_t>(size_of(t.elem));
+  if (t.mem == ir::smem::barriers) return static_cast<std::uint64_t>(t.shape.at(0) * 8);
+  if (t.shape.size() == 3) return static_cast<std::uint64_t>(t.shape[0]) * slot_bytes(t);  // a ring
   const std::int64_t rows = t.shape.at(0), cols = t.shape.at(1);
   switch (t.mem) {
     case ir::smem::swizzled: return static_cast<std::uint64_t>(rows * cols * es);
     case ir::smem::padded: return static_cast<std::uint64_t>(rows * (cols + 16 / es) * es);
     case ir::smem::padded_transposed: return static_cast<std::uint64_t>(cols * (rows + 16 / es) * es);
-    case ir::smem::none: break;
+    case ir::smem::none:
+    case ir::smem::barriers: break;
   }
   return 0;
 }
@@ -44,17 +52,12 @@ std::uint64_t SharedPlan::offset(const ir::Op& op) const {
   throw tile::error("schedule: internal error: a shared-memory buffer without an offset", op.loc);
 }
 
-SharedPlan plan_shared(const ir::Function& f, const PipelinePlan& pipes) {
+SharedPlan plan_shared(const ir::Function& f) {
   Positions pos;
   pos.block(f.body);
-  // the local_allocs a ring replaces
-  std::unordered_map<const ir::Op*, bool> ring_fed;
-  for (const auto& [loop, pl] : pipes.loops)
-    for (const auto& l : pl.loads)
-      if (l.staged) ring_fed[l.staged] = true;
   SharedPlan plan;
   ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& op) {
-    if (op.kind == OpKind::local_alloc && !ring_fed.count(&op)) {
+    if (op.kind == OpKind::local_alloc) {
       SharedBuffer b;
       b.op = &op;
       b.bytes = shared_bytes(op.result()->type);
@@ -78,16 +81,6 @@ SharedPlan plan_shared(const ir::Function& f, const PipelinePlan& pipes) {
       uses(f.body);
       plan.buffers.push_back(b);
     }
-    if (op.kind == OpKind::for_)
-      if (auto it = pipes.loops.find(&op); it != pipes.loops.end()) {
-        SharedBuffer b;
-        b.op = &op;
-        b.bytes = it->second.ring_bytes();
-        b.align = 1024;
-        b.first = pos.at.at(&op);
-        b.last = pos.end.at(&op);
-        plan.buffers.push_back(b);
-      }
   });
   // first fit, in order of first op (walk order already)
   for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
@@ -120,10 +113,10 @@ namespace {
 
 class AllocateShared final : public transforms::Pass {
  public:
-  explicit AllocateShared(const PipelinePlan& pipes) : pipes_(pipes) {}
+
   std::string_view name() const override { return "allocate_shared"; }
   bool run(ir::Function& f) override {
-    const SharedPlan plan = plan_shared(f, pipes_);
+    const SharedPlan plan = plan_shared(f);
     bool changed = false;
     for (const auto& b : plan.buffers)
       if (b.op->kind == OpKind::local_alloc) {
@@ -134,13 +127,10 @@ class AllocateShared final : public transforms::Pass {
       }
     return changed;
   }
-
- private:
-  const PipelinePlan& pipes_;
 };
 
 }  // namespace
 
-std::unique_ptr<transforms::Pass> make_allocate_shared(const PipelinePlan& pipes) { return std::make_unique<AllocateShared>(pipes); }
+std::unique_ptr<transforms::Pass> make_allocate_shared() { return std::make_unique<AllocateShared>(); }
 
 }  // namespace tile::schedule

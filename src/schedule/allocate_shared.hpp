@@ -2,8 +2,8 @@
 // GPU-level kernel lives (Triton's Allocation analysis): offsets from the buffers' liveness, so
 // that buffers live at the same time never overlap and buffers that are not reuse the bytes.
 //
-// The buffers are the `local_alloc` ops (a tile stored for a tensor-core dot to read) and the
-// ring of each pipelined loop (PipelinedLoop::ring_bytes, live over the whole loop). A buffer
+// The buffers are the `local_alloc` ops: a tile stored for a tensor-core dot to read, and each
+// pipelined loop's rings and copy barriers (schedule/pipeline_loops.cpp). A buffer
 // lives from its op to its last use; a use inside a loop that does not contain the buffer's op
 // keeps it alive to the end of that loop (every iteration reads it). In order of their first
 // op, each takes the lowest offset, aligned (1024 bytes for swizzled tiles and rings, 16
@@ -19,13 +19,12 @@
 #include <vector>
 
 #include "ir/ir.hpp"
-#include "schedule/software_pipeline.hpp"
 #include "transforms/pass_manager.hpp"
 
 namespace tile::schedule {
 
 struct SharedBuffer {
-  const ir::Op* op = nullptr;  // the local_alloc, or the pipelined `for` (its ring)
+  const ir::Op* op = nullptr;  // the local_alloc
   std::uint64_t bytes = 0, align = 16, offset = 0;
   std::size_t first = 0, last = 0;  // the ops it is live over (pre-order positions)
 };
@@ -39,19 +38,22 @@ struct SharedPlan {
     auto it = floors.find(&op);
     return it == floors.end() ? 0 : it->second;
   }
-  /// The offset of `op`'s buffer (a local_alloc, or a pipelined loop's ring).
+  /// The offset of `op`'s buffer (a local_alloc).
   std::uint64_t offset(const ir::Op& op) const;
 };
 
-/// The bytes a `local_alloc` result of type `t` takes (its shared encoding, ir::smem).
+/// The bytes a `local_alloc` result of type `t` takes (its shared encoding, ir::smem): a ring
+/// [buffers, rows, cols] is `buffers` buffers of slot_bytes; copy barriers 8 bytes each.
 std::uint64_t shared_bytes(const ir::Type& t);
+/// The stride between a ring's buffers: one buffer's bytes rounded up to 1024 (where a swizzle
+/// pattern repeats, and what a tensor-core descriptor's base needs).
+std::uint64_t slot_bytes(const ir::Type& ring);
 
-/// The plan for `f` (the GPU level) with `pipes`' rings; local_allocs a ring replaces (the
-/// staged operands of pipelined dots: PipelinedLoad::staged) get none.
-SharedPlan plan_shared(const ir::Function& f, const PipelinePlan& pipes);
+/// The plan for `f` (the GPU level).
+SharedPlan plan_shared(const ir::Function& f);
 
 /// The pass allocate_shared: writes plan_shared's offsets into the local_allocs (attrs.ints[0]),
 /// where TILE_DUMP_IR shows them.
-std::unique_ptr<transforms::Pass> make_allocate_shared(const PipelinePlan& pipes);
+std::unique_ptr<transforms::Pass> make_allocate_shared();
 
 }  // namespace tile::schedule

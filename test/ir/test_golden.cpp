@@ -64,7 +64,6 @@ layout::target_caps target_of(const std::string& name) {
 }
 
 void run_passes(ir::Function& f, const std::string& list, const layout::target_caps& caps) {
-  static const schedule::PipelinePlan no_pipelines;  // (allocate_shared without pipelined loops)
   transforms::PassManager::Options o;
   o.verify = true;
   for (std::size_t at = 0; at <= list.size();) {
@@ -95,7 +94,7 @@ void run_passes(ir::Function& f, const std::string& list, const layout::target_c
         {"assign_layouts", [&] { return layout::make_assign_layouts(caps); }},
         {"remove_conversions", layout::make_remove_conversions},
         {"stage_mma_operands", layout::make_stage_mma_operands},
-        {"allocate_shared", [&] { return schedule::make_allocate_shared(no_pipelines); }}};
+        {"allocate_shared", [&] { return schedule::make_allocate_shared(); }}};
     auto it = passes.find(name);
     REQUIRE_MESSAGE(it != passes.end(), "unknown pass in RUN: " << name);
     transforms::PassManager pm(o);

@@ -77,8 +77,6 @@ void GpuLowering::lower_control(const ir::Op& op) {
 
   switch (op.kind) {
     case OpKind::for_: {
-      if (pipes_)
-        if (auto pl = pipes_->loops.find(&op); pl != pipes_->loops.end()) return lower_pipelined_for(op, pl->second);
       const ir::Type& it = op.operand(0)->type;
       llvm::Value* lo = get(op.operand(0)).regs[0];
       llvm::Value* hi = get(op.operand(1)).regs[0];
@@ -114,6 +112,7 @@ void GpuLowering::lower_control(const ir::Op& op) {
       // the body sees the induction variable through target.opaque (gpu_target.hpp: no 64-bit
       // pointer recurrences); the loop's own step and test use it directly
       llvm::Value* body_iv = iv->getType()->isIntegerTy(32) || iv->getType()->isIntegerTy(64) ? target.opaque(S, iv) : iv;
+      loop_iv_[op.region(0)->arg(0)] = iv;  // (iter_ahead: the loop's own arithmetic)
       std::vector<DV> args{scalar_dv(body_iv, it)};
       args.insert(args.end(), cur.begin(), cur.end());
       std::vector<DV> y = fit(lower_region(*op.region(0), args));

@@ -5,7 +5,7 @@
 // accumulators round after every step). Dots select_mma put on tensor cores run on the target's
 // engine instead (lower_dot_mma; NVPTX: mma.sync and wgmma, targets/nvptx/nvptx_mma.hpp), on
 // operands their local_allocs staged in shared memory (gpu_shared.cpp), the hardware's own
-// rounding within a step; software pipelining of K loops is gpu_pipeline.cpp's.
+// rounding within a step; in a pipelined loop they read a ring's buffer (gpu_async.cpp).
 #include "codegen/gpu/gpu_lowering.hpp"
 
 namespace tile::codegen::gpu {
@@ -20,13 +20,14 @@ void GpuLowering::lower_dot_mma(const ir::Op& op) {
   const std::int64_t K = at.shape[1];
   const auto es = static_cast<std::int64_t>(size_of(at.elem));
   const DV acc = operand(op, 2);  // in the accumulator layout
-  if (smem_unfenced_) mma().make_visible(*this, op);  // (a barrier orders the threads, not the engine's reads)
+  if (smem_unfenced_) mma().make_visible(*this, layout::engine_of(op));  // (a barrier orders the threads, not the engine's reads)
   smem_unfenced_ = false;
   barrier_after_write();  // the local_allocs' stores are visible to every warp
   const bool swizzled = op.operand(0)->type.mem == ir::smem::swizzled;
   const std::int64_t ld = K + 16 / es;  // the padded buffers' rows (elements)
-  DV res = mma().dot(*this, op, B.getInt64(buffer_offset(op.operand(0))), B.getInt64(buffer_offset(op.operand(1))),
-                     swizzled ? K : ld, swizzled ? op.operand(1)->type.shape[1] : ld, acc, 0);
+  const int in_flight = op.attrs.ints.size() > 4 ? static_cast<int>(op.attrs.ints[4]) : 0;
+  DV res = mma().dot(*this, op, buffer_at(op.operand(0)), buffer_at(op.operand(1)), swizzled ? K : ld,
+                     swizzled ? op.operand(1)->type.shape[1] : ld, acc, in_flight);
   note_smem_read();
   set(op.result(), std::move(res));
 }

@@ -166,6 +166,19 @@ void GpuLowering::lower_op_body(const ir::Op& op) {
     case OpKind::hint: set(op.result(), operand(op, 0)); return;
     case OpKind::convert_layout: set(op.result(), convert(get(op.operand(0)), layout_of(op.result()))); return;
     case OpKind::local_alloc: lower_local_alloc(op); return;
+    case OpKind::buffer_index:
+    case OpKind::iter_ahead:
+    case OpKind::async_copy:
+    case OpKind::async_commit:
+    case OpKind::async_wait:
+    case OpKind::tensor_copy:
+    case OpKind::copy_barrier_init:
+    case OpKind::copy_barrier_expect:
+    case OpKind::copy_barrier_wait:
+    case OpKind::copy_barrier_inval:
+    case OpKind::barrier:
+    case OpKind::shared_fence:
+    case OpKind::mma_wait: lower_async(op); return;
     case OpKind::splat: {
       const DV& s = get(op.operand(0));
       set(op.result(), splat(s.regs.at(0), rt(), layout_of(op.result())));

@@ -43,7 +43,6 @@
 #include "layout/assign_layouts.hpp"
 #include "layout/mma_engine.hpp"
 #include "schedule/allocate_shared.hpp"
-#include "schedule/software_pipeline.hpp"
 
 namespace tile::codegen::gpu {
 
@@ -223,21 +222,20 @@ class GpuLowering {
   /// x (2-D) stored row-major with rows of row_len elements plus 16 bytes at at_byte: rows along
   /// axis `row_axis` of x (1: the transpose); f32 rounded to tf32 first with `tf32`.
   void stage_padded(const DV& x, int row_axis, std::int64_t row_len, std::uint64_t at_byte, bool tf32, const char* name);
-  /// The byte offset of the buffer a local_alloc made (allocate_shared's).
-  std::uint64_t buffer_offset(const ir::Value* buffer) const;
+  /// The byte offset (i64) of a buffer: a local_alloc's (allocate_shared's), or a ring's buffer
+  /// (buffer_index).
+  llvm::Value* buffer_at(const ir::Value* buffer) const { return get(buffer).regs.at(0); }
   /// A barrier, if shared memory was written since the last one (before reading a buffer).
   void barrier_after_write();
   /// Whether `b` (its nested regions included) makes shared-memory buffers (local_alloc).
   static bool makes_buffers(const ir::Block& b);
 
-  /// The loops to software-pipeline (schedule/software_pipeline.hpp); set before run().
-  void set_pipelines(const schedule::PipelinePlan* p) { pipes_ = p; }
-  /// Where the shared-memory buffers and rings live (schedule/allocate_shared.hpp); set before
-  /// run(): each op's own shared memory goes above the buffers live at it.
+  /// Where the shared-memory buffers live (schedule/allocate_shared.hpp); set before run(): each
+  /// op's own shared memory goes above the buffers live at it.
   void set_shared(const schedule::SharedPlan* p) { shared_ = p; }
-  /// A `for` of the pipeline plan: the ring, its asynchronous copies (the target's engine), waits and barriers, and the
-  /// body in order with its dots reading the ring (gpu_pipeline.cpp).
-  void lower_pipelined_for(const ir::Op& op, const schedule::PipelinedLoop& pl);
+  /// The ops of a pipelined loop (schedule/pipeline_loops.cpp): buffer_index, iter_ahead, the
+  /// copies, their groups and barriers, barrier, shared_fence, mma_wait (gpu_async.cpp).
+  void lower_async(const ir::Op& op);
   void lower_control(const ir::Op& op);
   /// A `for`'s run-time check that its step is positive (> 0; unsigned: != 0): the failure
   /// naming the kernel and the loop's line, unless the step is a constant that passes.
@@ -260,6 +258,9 @@ class GpuLowering {
 
  private:
   std::unordered_map<const ir::Value*, DV> values_;
+  /// Each lowered `for`'s induction variable as the loop computes it (its body sees it through
+  /// target.opaque): what iter_ahead, step arithmetic of the loop itself, starts from.
+  std::unordered_map<const ir::Value*, llvm::Value*> loop_iv_;
   layout::LinearLayout scalar_;  // the layout of scalars for the kernel's warps
   std::uint64_t smem_bytes_ = 0;
   std::uint64_t smem_floor_ = 0;  // bytes at the start of the buffer other uses stay above
@@ -268,7 +269,6 @@ class GpuLowering {
   bool smem_unfenced_ = false;  // a buffer written since the tensor-core engine last made writes visible
   const schedule::SharedPlan* shared_ = nullptr;
   std::uint64_t smem_uses_ = 0;  // pointers into shared memory made so far (smem_abs): which regions use it
-  const schedule::PipelinePlan* pipes_ = nullptr;
   GlobalWrites global_dirty_;
   /// Global reads since the last barrier: where, and which pointer tile in which layout read it.
   struct PendingRead {

@@ -34,13 +34,6 @@ llvm::Value* GpuLowering::swizzled_offset(std::int64_t rows, std::int64_t cols, 
 }
 
 
-std::uint64_t GpuLowering::buffer_offset(const ir::Value* buffer) const {
-  const ir::Op* a = buffer->def;
-  if (!a || a->kind != ir::OpKind::local_alloc || a->attrs.ints.empty() || a->attrs.ints[0] < 0)
-    throw tile::error("codegen (gpu): internal error: a shared-memory buffer without an offset (allocate_shared did not run)");
-  return static_cast<std::uint64_t>(a->attrs.ints[0]);
-}
-
 void GpuLowering::barrier_after_write() {
   if (smem_written_) barrier();
 }
@@ -53,11 +46,17 @@ bool GpuLowering::makes_buffers(const ir::Block& b) {
 
 void GpuLowering::lower_local_alloc(const ir::Op& op) {
   const ir::Type& t = op.result()->type;
-  const DV& x = get(op.operand(0));
-  const std::uint64_t at = buffer_offset(op.result());
-  const std::int64_t rows = t.shape.at(0), cols = t.shape.at(1);
+  if (op.attrs.ints.empty() || op.attrs.ints[0] < 0)
+    unsupported(op, "internal error: a shared-memory buffer without an offset (allocate_shared did not run)");
+  const auto at = static_cast<std::uint64_t>(op.attrs.ints[0]);
   smem_bytes_ = std::max(smem_bytes_, at + schedule::shared_bytes(t));
   barrier_before_write();  // earlier readers of these bytes are done
+  if (op.operands.empty()) {  // a ring or copy barriers: written by the ops that take it
+    set(op.result(), DV{scalar_, {b().getInt64(at)}, t});
+    return;
+  }
+  const DV& x = get(op.operand(0));
+  const std::int64_t rows = t.shape.at(0), cols = t.shape.at(1);
   const bool tf32 = op.attrs.ints.size() > 1 && op.attrs.ints[1] != 0;
   switch (t.mem) {
     case ir::smem::swizzled: stage_swizzled(x, rows, cols, at, "local_alloc.swizzled"); break;
@@ -66,7 +65,7 @@ void GpuLowering::lower_local_alloc(const ir::Op& op) {
     case ir::smem::none: unsupported(op, "internal error: local_alloc of no buffer arrangement");
   }
   smem_written_ = smem_unfenced_ = true;
-  set(op.result(), DV{scalar_, {}, t});  // (a buffer has no registers: its readers take the offset)
+  set(op.result(), DV{scalar_, {b().getInt64(at)}, t});  // (a buffer's one register: its byte offset)
 }
 
 void GpuLowering::stage_swizzled(const DV& x, std::int64_t rows, std::int64_t cols, std::uint64_t at_byte, const char* name) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codegen/target.hpp"
+#include "layout/mma_engine.hpp"
 #include "tile/core/dtype.hpp"
 
 namespace tile::codegen::gpu {
@@ -30,15 +31,15 @@ class MmaEngine {
   /// left in flight after it (a pipelined loop's carried accumulator; 0: complete).
   virtual DV dot(GpuLowering& G, const ir::Op& op, llvm::Value* a_at, llvm::Value* b_at, std::int64_t lda, std::int64_t ldb,
                  const DV& acc, int pending) const = 0;
-  /// Before `dot` reads buffers that ordinary stores or copies wrote (and a CTA barrier after
-  /// them): what makes those writes visible to its reads.
-  virtual void make_visible(GpuLowering& G, const ir::Op& dot) const = 0;
+  /// Before a dot of engine `e` reads buffers that ordinary stores or copies wrote (and a CTA
+  /// barrier after them): what makes those writes visible to its reads.
+  virtual void make_visible(GpuLowering& G, layout::mma_engine e) const = 0;
   /// The registers `acc` of a dot left in flight, once at most `pending` groups are.
   virtual std::vector<llvm::Value*> wait(GpuLowering& G, int pending, const std::vector<llvm::Value*>& acc) const = 0;
 };
 
 /// A target's asynchronous-copy engine: copies from global to shared memory that complete in
-/// the background while the threads go on (a pipelined loop's ring, gpu_pipeline.cpp). Two kinds:
+/// the background while the threads go on (a pipelined loop's rings, gpu_async.cpp). Two kinds:
 /// per-thread copies completing in groups (NVPTX: cp.async), and tensor copies — one thread a
 /// box of a tensor the launch describes — completing on a transaction barrier in shared memory
 /// (NVPTX: the TMA on mbarriers). NVPTX: targets/nvptx/nvptx_async_copy.hpp.

@@ -30,10 +30,10 @@ std::vector<llvm::Value*> NvptxMma::wait(GpuLowering& G, int pending, const std:
   return wgmma_wait(G.S, pending, acc);
 }
 
-void NvptxMma::make_visible(GpuLowering& G, const ir::Op& dot) const {
+void NvptxMma::make_visible(GpuLowering& G, layout::mma_engine e) const {
   // wgmma reads shared memory through the async proxy: the ordinary stores (st.shared, cp.async)
   // are fenced for it; mma.sync's ldmatrix reads them as any load does
-  if (layout::engine_of(dot) == layout::mma_engine::warpgroup) void_asm(G.S, "fence.proxy.async.shared::cta;");
+  if (e == layout::mma_engine::warpgroup) void_asm(G.S, "fence.proxy.async.shared::cta;");
 }
 
 DV NvptxMma::mma_from_shared(GpuLowering& G, const ir::Op& op, std::array<int, 2> warps, llvm::Value* a_base, llvm::Value* b_base,
@@ -149,9 +149,12 @@ DV NvptxMma::wgmma_from_shared(GpuLowering& G, const ir::Op& op, llvm::Value* a_
   // and shared addresses stay below 2^18, so the sum never carries out of the start field, and
   // the loop-invariant part is computed once, each step adding a constant
   llvm::Value* start16 = B.CreateLShr(B.CreatePtrToInt(G.smem_abs(B.getInt64(0)), i64), B.getInt64(4));
-  auto desc = [&](llvm::Value* byte_off, std::uint64_t lbo, std::uint64_t sbo, std::int64_t s) {
+  // (the buffer's offset and the offset within it shifted apart, so that a buffer at a run-time
+  // offset (a ring's) still adds one constant a step)
+  auto desc = [&](llvm::Value* buffer, llvm::Value* byte_off, std::uint64_t lbo, std::uint64_t sbo, std::int64_t s) {
     const std::uint64_t fixed = ((lbo >> 4) & 0x3FFF) << 16 | ((sbo >> 4) & 0x3FFF) << 32 | swizzle_mode(s) << 62;
-    return B.CreateAdd(B.CreateAdd(B.getInt64(fixed), start16), B.CreateLShr(byte_off, B.getInt64(4), "", /*isExact=*/true));
+    auto x16 = [&](llvm::Value* v) { return B.CreateLShr(v, B.getInt64(4), "", /*isExact=*/true); };
+    return B.CreateAdd(B.CreateAdd(B.CreateAdd(B.getInt64(fixed), start16), x16(buffer)), x16(byte_off));
   };
   auto reg_of = [&](std::int64_t r, std::int64_t c) {
     auto i = layout::register_of(C, {r, c});
@@ -174,7 +177,7 @@ DV NvptxMma::wgmma_from_shared(GpuLowering& G, const ir::Op& op, llvm::Value* a_
   // B: rows k0 .. k0 + 15 of every N block (blocks K * sb bytes apart, 8-row groups 8 sb)
   std::vector<llvm::Value*> db;
   for (std::int64_t k0 = 0; k0 < K; k0 += 16)
-    db.push_back(desc(B.CreateAdd(b_base, B.getInt64(static_cast<std::uint64_t>(k0 * sb))),
+    db.push_back(desc(b_base, B.getInt64(static_cast<std::uint64_t>(k0 * sb)),
                       static_cast<std::uint64_t>(K * sb), static_cast<std::uint64_t>(8 * sb), sb));
   // one chained statement per 64-row block: its k steps, then (a single block: in the same
   // statement) the commit and the wait
@@ -187,7 +190,7 @@ DV NvptxMma::wgmma_from_shared(GpuLowering& G, const ir::Op& op, llvm::Value* a_
       const std::int64_t kb = k0 * 2 / sa, kin = k0 * 2 % sa;
       llvm::Value* off = B.CreateAdd(B.getInt64(static_cast<std::uint64_t>(kb * M * sa + kin)),
                                      B.CreateMul(B.CreateZExt(row, i64), B.getInt64(static_cast<std::uint64_t>(sa))));
-      steps.emplace_back(desc(B.CreateAdd(a_base, off), 16, static_cast<std::uint64_t>(8 * sa), sa), db[static_cast<std::size_t>(k0 / 16)]);
+      steps.emplace_back(desc(a_base, off, 16, static_cast<std::uint64_t>(8 * sa), sa), db[static_cast<std::size_t>(k0 / 16)]);
     }
     d[static_cast<std::size_t>(r)] = wgmma(G.S, at.elem, static_cast<int>(N), steps, d[static_cast<std::size_t>(r)],
                                                   reps == 1 ? pending : -1);

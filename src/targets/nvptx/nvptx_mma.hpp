@@ -18,7 +18,7 @@ class NvptxMma final : public codegen::gpu::MmaEngine {
   explicit NvptxMma(const arch& a) : arch_(a) {}
   codegen::gpu::DV dot(codegen::gpu::GpuLowering& G, const ir::Op& op, llvm::Value* a_at, llvm::Value* b_at, std::int64_t lda,
                        std::int64_t ldb, const codegen::gpu::DV& acc, int pending) const override;
-  void make_visible(codegen::gpu::GpuLowering& G, const ir::Op& dot) const override;
+  void make_visible(codegen::gpu::GpuLowering& G, layout::mma_engine e) const override;
   std::vector<llvm::Value*> wait(codegen::gpu::GpuLowering& G, int pending, const std::vector<llvm::Value*>& acc) const override;
 
  private:

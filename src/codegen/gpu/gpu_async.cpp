@@ -1,0 +1,167 @@
+// src/codegen/gpu/gpu_async.cpp — layer: codegen (gpu). The ops a pipelined loop is made of
+// (schedule/pipeline_loops.cpp), each on its own, through the target's asynchronous-copy and
+// tensor-core engines:
+//   buffer_index         the ring's offset + slot · slot_bytes (a buffer's one register: its offset)
+//   iter_ahead           iv + k·step and whether it is < hi, in 64 bits (an overflow: no iteration)
+//   async_copy           per run of `run` registers of the pointer tile: one copy of the run's
+//                        bytes into the swizzled buffer, zero-filled where !valid or masked off;
+//                        replicated threads do not copy
+//   async_commit / wait  the engine's groups
+//   tensor_copy          where valid, the CTA's first thread: one box copy per box-wide column
+//                        block of the buffer, completing on the slot's copy barrier
+//   copy_barrier_*       init (after the program's writes to the copies' tensors are visible to
+//                        the copy engine; + the fence that shows the barriers to it) and inval by
+//                        the first thread; expect (arrive with the bytes) by it where valid; wait by all
+//   barrier              the CTA barrier (clears what the lowering tracks as written since)
+//   shared_fence         the engine's make_visible (wgmma reads through another path)
+//   mma_wait             the engine's wait on the accumulator's registers, 128 at a time
+// Global memory: a copy reads memory ordinary stores of the program may have written, so it
+// waits for them as a load does (barrier_before_global_read; the TMA's reads are fenced for).
+#include <llvm/IR/Intrinsics.h>
+
+#include "codegen/gpu/gpu_lowering.hpp"
+
+namespace tile::codegen::gpu {
+
+using ir::OpKind;
+
+namespace {
+/// Runs `body` where `cond` holds.
+template <class F>
+void only_if(GpuLowering& G, llvm::Value* cond, const char* name, F&& body) {
+  auto& B = G.b();
+  auto* then = llvm::BasicBlock::Create(G.S.ctx, std::string(name) + ".issue", G.S.fn);
+  auto* done = llvm::BasicBlock::Create(G.S.ctx, std::string(name) + ".done", G.S.fn);
+  B.CreateCondBr(cond, then, done);
+  B.SetInsertPoint(then);
+  body();
+  B.CreateBr(done);
+  B.SetInsertPoint(done);
+}
+}  // namespace
+
+void GpuLowering::lower_async(const ir::Op& op) {
+  auto& B = b();
+  auto* i64 = B.getInt64Ty();
+  auto first_thread = [&] { return B.CreateICmpEQ(target.thread_id(S), B.getInt32(0)); };
+  // copy barrier `slot` of the barriers operand k
+  auto bar = [&](unsigned k, llvm::Value* slot) {
+    return smem_abs(B.CreateAdd(buffer_at(op.operand(k)), B.CreateMul(B.CreateZExt(slot, i64), B.getInt64(8))));
+  };
+  switch (op.kind) {
+    case OpKind::buffer_index: {
+      llvm::Value* slot = get(op.operand(1)).regs[0];
+      llvm::Value* at = B.CreateAdd(buffer_at(op.operand(0)), B.CreateMul(B.CreateZExt(slot, i64), B.getInt64(schedule::slot_bytes(op.operand(0)->type))));
+      set(op.result(), DV{scalar_, {at}, op.result()->type});
+      return;
+    }
+    case OpKind::iter_ahead: {
+      const ir::Type& it = op.operand(0)->type;
+      const bool sg = is_signed(it.elem);
+      auto own = loop_iv_.find(op.operand(0));
+      llvm::Value* iv = own != loop_iv_.end() ? own->second : get(op.operand(0)).regs[0];
+      llvm::Value* step = get(op.operand(1)).regs[0];
+      llvm::Value* hi = get(op.operand(2)).regs[0];
+      auto mul = sg ? llvm::Intrinsic::smul_with_overflow : llvm::Intrinsic::umul_with_overflow;
+      auto add = sg ? llvm::Intrinsic::sadd_with_overflow : llvm::Intrinsic::uadd_with_overflow;
+      llvm::Value* m = B.CreateBinaryIntrinsic(mul, B.CreateIntCast(step, i64, sg), B.getInt64(static_cast<std::uint64_t>(op.attrs.ints[0])));
+      llvm::Value* a = B.CreateBinaryIntrinsic(add, B.CreateIntCast(iv, i64, sg), B.CreateExtractValue(m, 0));
+      llvm::Value* w = B.CreateExtractValue(a, 0);
+      llvm::Value* h = B.CreateIntCast(hi, i64, sg);
+      llvm::Value* valid = sg ? B.CreateICmpSLT(w, h) : B.CreateICmpULT(w, h);
+      valid = B.CreateAnd(valid, B.CreateNot(B.CreateOr(B.CreateExtractValue(m, 1), B.CreateExtractValue(a, 1))));
+      set(op.result(0), scalar_dv(B.CreateIntCast(w, iv->getType(), sg), it));
+      set(op.result(1), scalar_dv(valid, op.result(1)->type));
+      return;
+    }
+    case OpKind::async_copy: {
+      const ir::Type& t = op.operand(1)->type;
+      const std::int64_t rows = t.shape[0], cols = t.shape[1];
+      const auto es = static_cast<std::int64_t>(size_of(t.elem));
+      const int run = static_cast<int>(op.attrs.ints[0]);
+      barrier_before_global_read(op.operand(1));
+      note_global_read(op.operand(1), nullptr);  // copied ahead: any element, any time
+      const DV ptr = operand(op, 1);
+      llvm::Value* valid = get(op.operand(2)).regs[0];
+      std::optional<DV> mask;
+      if (op.attrs.ints[1] != 0) mask = operand(op, 3);
+      llvm::Value* base = buffer_at(op.operand(0));
+      llvm::Value* writer = is_writer(ptr.layout);
+      for (std::size_t r0 = 0; r0 < ptr.regs.size(); r0 += static_cast<std::size_t>(run)) {
+        const int r = static_cast<int>(r0);
+        llvm::Value* off = B.CreateAdd(base, swizzled_offset(rows, cols, es, coord(ptr.layout, r, 0), coord(ptr.layout, r, 1)));
+        llvm::Value* ok = mask ? B.CreateAnd(valid, mask->regs[r0]) : valid;
+        copies().copy(S, smem_abs(off), ptr.regs[r0], static_cast<int>(run * es), ok, writer);
+      }
+      return;
+    }
+    case OpKind::async_commit: copies().commit(S); return;
+    case OpKind::async_wait: copies().wait(S, static_cast<int>(op.attrs.ints[0])); return;
+    case OpKind::tensor_copy: {
+      const ir::Type& t = op.operand(1)->type;
+      const std::int64_t rows = t.shape[0], cols = t.shape[1], box_cols = op.attrs.ints[1];
+      const auto es = static_cast<std::int64_t>(size_of(t.elem));
+      barrier_before_global_read(op.operand(0), /*async_proxy=*/true);
+      note_global_read(op.operand(0), nullptr);
+      llvm::Value* at = buffer_at(op.operand(1));
+      llvm::Value* b_slot = bar(2, get(op.operand(3)).regs[0]);
+      llvm::Value* x = get(op.operand(4)).regs[0];
+      llvm::Value* y = get(op.operand(5)).regs[0];
+      llvm::Value* map = copies().tensor_map(S, static_cast<unsigned>(op.attrs.ints[0]));
+      only_if(*this, B.CreateAnd(get(op.operand(6)).regs[0], first_thread()), "copy", [&] {
+        for (std::int64_t c = 0; c < cols / box_cols; ++c) {  // a box: one column block of the swizzled tile
+          llvm::Value* dst = smem_abs(B.CreateAdd(at, B.getInt64(static_cast<std::uint64_t>(c * rows * box_cols * es))));
+          copies().copy_tensor_2d(S, dst, map, B.CreateAdd(x, B.getInt32(static_cast<std::uint32_t>(c * box_cols))), y, b_slot);
+        }
+      });
+      return;
+    }
+    case OpKind::copy_barrier_init:
+    case OpKind::copy_barrier_inval: {
+      const std::int64_t n = op.operand(0)->type.shape[0];
+      for (unsigned k = 1; k < op.operands.size(); ++k) {  // the tensors the copies read
+        barrier_before_global_read(op.operand(k), /*async_proxy=*/true);
+        note_global_read(op.operand(k), nullptr);
+      }
+      only_if(*this, first_thread(), op.kind == OpKind::copy_barrier_init ? "barrier.init" : "barrier.inval", [&] {
+        for (std::int64_t k = 0; k < n; ++k) {
+          llvm::Value* at = bar(0, B.getInt32(static_cast<std::uint32_t>(k)));
+          if (op.kind == OpKind::copy_barrier_init) copies().barrier_init(S, at, static_cast<int>(op.attrs.ints[0]));
+          else copies().barrier_inval(S, at);
+        }
+        if (op.kind == OpKind::copy_barrier_init) copies().barrier_init_fence(S);
+      });
+      return;
+    }
+    case OpKind::copy_barrier_expect: {
+      llvm::Value* at = bar(0, get(op.operand(1)).regs[0]);
+      only_if(*this, B.CreateAnd(get(op.operand(2)).regs[0], first_thread()), "copy.expect",
+              [&] { copies().barrier_expect(S, at, static_cast<std::uint32_t>(op.attrs.ints[0])); });
+      return;
+    }
+    case OpKind::copy_barrier_wait:
+      copies().barrier_wait(S, bar(0, get(op.operand(1)).regs[0]), get(op.operand(2)).regs[0]);
+      smem_dirty_ = true;  // (the buffers' other users: the previous iteration's threads)
+      return;
+    case OpKind::barrier: barrier(); return;
+    case OpKind::shared_fence:
+      mma().make_visible(*this, static_cast<layout::mma_engine>(op.attrs.ints[0]));
+      smem_unfenced_ = false;
+      return;
+    case OpKind::mma_wait: {
+      DV res = get(op.operand(0));
+      res.type = op.result()->type;
+      for (std::size_t r0 = 0; r0 < res.regs.size(); r0 += 128) {
+        const std::size_t n = std::min<std::size_t>(128, res.regs.size() - r0);
+        std::vector<llvm::Value*> part(res.regs.begin() + static_cast<std::ptrdiff_t>(r0), res.regs.begin() + static_cast<std::ptrdiff_t>(r0 + n));
+        part = mma().wait(*this, static_cast<int>(op.attrs.ints[0]), part);
+        std::copy(part.begin(), part.end(), res.regs.begin() + static_cast<std::ptrdiff_t>(r0));
+      }
+      set(op.result(), std::move(res));
+      return;
+    }
+    default: unsupported(op, "internal error: not an op of a pipelined loop");
+  }
+}
+
+}  // namespace tile::codegen::gpu

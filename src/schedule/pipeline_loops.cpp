@@ -1,0 +1,258 @@
+// src/schedule/pipeline_loops.cpp — layer: schedule. The pass pipeline_loops: each loop
+// plan_pipelines chose (software_pipeline.hpp) rewritten as the GPU-level IR of its schedule, so
+// that TILE_DUMP_IR shows the rings, the copies, their groups, waits and barriers, and the
+// lowering translates each op on its own.
+//
+//   before the loop   a ring per pipelined load: local_alloc () -> T[buffers, rows, cols] #smem<swizzled>
+//                     (tensor copies: copy barriers i64[buffers], copy_barrier_init, barrier)
+//   prologue          for s in 0 .. ahead-1: iter_ahead(lo, step, hi){s} -> (iv_s, valid_s); the
+//                     ahead slice (the loads' addresses and masks, the carried values they advance)
+//                     cloned for iv_s; one async_copy per load into buffer_index(ring, s), masked
+//                     and zero-filled where !valid_s; async_commit (tensor copies: one
+//                     copy_barrier_expect on barrier s and one tensor_copy per load)
+//   the loop          carries the advanced values instead of the current ones, plus the slot
+//                     (u32, the buffer iteration i reads: i % buffers) and the phase parity
+//                     (i / buffers % 2 for the copy barriers)
+//     head            async_wait(rings){stages-2}; shared_fence (the engine reads through another
+//                     path); barrier: buffer `slot` complete for every thread, the one refilled next
+//                     read by none.  Tensor copies: copy_barrier_wait(barriers, slot, phase)
+//     issue           the slice cloned for iter_ahead(iv, step, hi){ahead} into buffer
+//                     (slot + ahead) % buffers: at the head (mma.sync-style dots: the copies fly
+//                     while the dots compute), or after the body's ops when the dots are left in
+//                     flight (their issue first) or the copies are tensor copies (after a barrier:
+//                     every warp is done with the buffer they refill)
+//     body            the original ops; each pipelined dot reads buffer_index(ring, slot), and is
+//                     left in flight (dot ints[4] = 1) where plan says so
+//   after the loop    mma_wait{0} on each result a dot left in flight; the drain: async_wait{0}
+//                     and a barrier (the copies past the end write zeros), or, for tensor copies
+//                     (none issued past the end), a barrier, copy_barrier_inval and a barrier
+// The loads and their staging local_allocs are erased; dce (run next) removes what only fed them.
+#include "schedule/pipeline_loops.hpp"
+
+#include <algorithm>
+
+namespace tile::schedule {
+
+using ir::OpKind;
+
+namespace {
+
+class Rewriter {
+ public:
+  Rewriter(ir::Op& loop, const PipelinedLoop& pl) : loop_(loop), pl_(pl), body_(*loop.region(0)), loc_(loop.loc) {}
+
+  void run() {
+    ir::Builder b(loop_.parent);
+    b.set_insertion_before(&loop_);
+    make_rings(b);
+    // prologue: iterations 0 .. ahead - 1 (their carried values advanced in `cur`)
+    const std::size_t nc = loop_.results.size();
+    std::vector<ir::Value*> cur;
+    for (std::size_t k = 0; k < nc; ++k) cur.push_back(loop_.operand(static_cast<unsigned>(3 + k)));
+    const int ahead = pl_.distance();
+    for (int s = 0; s < ahead; ++s) issue(b, loop_.operand(0), s, b.constant_int(u32_, s, loc_), cur);
+    for (std::size_t k = 0; k < nc; ++k)
+      if (pl_.ahead_arg[k]) loop_.operands[3 + k] = cur[k];
+    // the slot and phase: carried values after the original ones
+    loop_.operands.push_back(b.constant_int(u32_, 0, loc_));
+    loop_.operands.push_back(b.constant_int(u32_, 0, loc_));
+    ir::Value* slot = body_.add_arg(u32_);
+    ir::Value* phase = body_.add_arg(u32_);
+    for (int i = 0; i < 2; ++i) {
+      auto v = std::make_unique<ir::Value>();
+      v->type = u32_;
+      v->def = &loop_;
+      v->index = static_cast<unsigned>(loop_.results.size());
+      loop_.results.push_back(std::move(v));
+    }
+    rewrite_body(slot, phase, ahead);
+    after_loop();
+  }
+
+ private:
+  ir::Op& loop_;
+  const PipelinedLoop& pl_;
+  ir::Block& body_;
+  src_loc loc_;
+  const ir::Type u32_{dtype::u32};
+  const ir::Type i1_{dtype::i1};
+  std::vector<ir::Value*> rings_;
+  ir::Value* barriers_ = nullptr;
+
+  ir::Value* u32(ir::Builder& b, std::int64_t v) { return b.constant_int(u32_, v, loc_); }
+  ir::Value* op1(ir::Builder& b, OpKind k, std::vector<ir::Value*> in, const ir::Type& t, std::vector<std::int64_t> ints = {}) {
+    ir::Attrs a;
+    a.ints = std::move(ints);
+    return b.create(k, std::move(in), {t}, std::move(a), loc_)->result();
+  }
+  void op0(ir::Builder& b, OpKind k, std::vector<ir::Value*> in, std::vector<std::int64_t> ints = {}) {
+    ir::Attrs a;
+    a.ints = std::move(ints);
+    b.create(k, std::move(in), {}, std::move(a), loc_);
+  }
+
+  void make_rings(ir::Builder& b) {
+    for (const auto& l : pl_.loads) {
+      const ir::Type& t = l.load->result()->type;
+      rings_.push_back(op1(b, OpKind::local_alloc, {}, ir::Type(t.elem, false, {pl_.buffers, l.rows, l.cols}, nullptr, ir::smem::swizzled), {-1}));
+    }
+    if (pl_.tensor_copy) {
+      barriers_ = op1(b, OpKind::local_alloc, {}, ir::Type(dtype::i64, false, {pl_.buffers}, nullptr, ir::smem::barriers), {-1});
+      std::vector<ir::Value*> in{barriers_};
+      for (const auto& l : pl_.loads) in.push_back(l.load->operand(0));
+      op0(b, OpKind::copy_barrier_init, std::move(in), {1});
+      op0(b, OpKind::barrier, {}, {0, -1});
+    }
+  }
+
+  /// The ahead slice for iteration k ahead of `iv` (the loop's lower bound or its induction
+  /// value), the carried values it reads in `carried` (advanced on return); its copies into
+  /// buffer `slot`.
+  void issue(ir::Builder& b, ir::Value* iv, int k, ir::Value* slot, std::vector<ir::Value*>& carried) {
+    const ir::Type& it = loop_.operand(0)->type;
+    ir::Attrs a;
+    a.ints = {k};
+    ir::Op* at = b.create(OpKind::iter_ahead, {iv, loop_.operand(2), loop_.operand(1)}, {it, i1_}, std::move(a), loc_);
+    ir::Value* valid = at->result(1);
+    std::unordered_map<const ir::Value*, ir::Value*> map;
+    map[body_.arg(0)] = at->result(0);
+    for (std::size_t c = 0; c < carried.size(); ++c)
+      if (pl_.ahead_arg[c]) map[body_.arg(static_cast<unsigned>(c + 1))] = carried[c];
+    for (const auto& o : body_.ops)
+      if (pl_.ahead.count(o.get())) ir::clone_op(*o, b, map);
+    auto m = [&](ir::Value* v) {
+      auto f = map.find(v);
+      return f == map.end() ? v : f->second;
+    };
+    if (pl_.tensor_copy) {
+      std::int64_t bytes = 0;
+      for (const auto& l : pl_.loads) bytes += l.rows * l.cols * l.elem_bytes;
+      op0(b, OpKind::copy_barrier_expect, {barriers_, slot, valid}, {bytes});
+      for (std::size_t n = 0; n < pl_.loads.size(); ++n) {
+        const auto& l = pl_.loads[n];
+        const unsigned r = static_cast<unsigned>(l.load->attrs.ints.size());  // (the rank: base, extents, strides, offsets)
+        ir::Value* buf = op1(b, OpKind::buffer_index, {rings_[n], slot}, slot_type(n));
+        op0(b, OpKind::tensor_copy,
+            {l.load->operand(0), buf, barriers_, slot, m(l.load->operand(1 + 2 * r + 1)), m(l.load->operand(1 + 2 * r)), valid},
+            {l.tensor_map_param, l.box_cols});
+      }
+    } else {
+      for (std::size_t n = 0; n < pl_.loads.size(); ++n) {
+        const auto& l = pl_.loads[n];
+        const bool masked = l.load->attrs.ints.at(0) != 0;
+        ir::Value* buf = op1(b, OpKind::buffer_index, {rings_[n], slot}, slot_type(n));
+        std::vector<ir::Value*> in{buf, m(l.load->operand(0)), valid};
+        if (masked) in.push_back(m(l.load->operand(1)));
+        op0(b, OpKind::async_copy, std::move(in), {l.run, masked ? 1 : 0});
+      }
+      op0(b, OpKind::async_commit, {});
+    }
+    const ir::Op* yield = body_.terminator();
+    for (std::size_t c = 0; c < carried.size(); ++c)
+      if (pl_.ahead_arg[c]) carried[c] = m(yield->operand(static_cast<unsigned>(c)));
+  }
+
+  ir::Type slot_type(std::size_t n) const {
+    const ir::Type& r = rings_[n]->type;
+    return ir::Type(r.elem, false, {r.shape[1], r.shape[2]}, nullptr, ir::smem::swizzled);
+  }
+
+  void rewrite_body(ir::Value* slot, ir::Value* phase, int ahead) {
+    ir::Op* first = body_.ops.front().get();
+    ir::Builder b(&body_);
+    b.set_insertion_before(first);
+    if (pl_.tensor_copy) {
+      op0(b, OpKind::copy_barrier_wait, {barriers_, slot, phase});
+    } else {
+      op0(b, OpKind::async_wait, rings_, {pl_.stages - 2});
+      bool warpgroup = false;
+      for (const auto& [d, idx] : pl_.dots) warpgroup |= layout::engine_of(*d) == layout::mma_engine::warpgroup;
+      if (warpgroup) op0(b, OpKind::shared_fence, {}, {static_cast<std::int64_t>(layout::mma_engine::warpgroup)});
+      op0(b, OpKind::barrier, {}, {0, -1});
+    }
+    // the buffer the copies of iteration i + ahead fill
+    const std::int64_t R = pl_.buffers;
+    ir::Value* ws = op1(b, OpKind::add, {slot, u32(b, ahead)}, u32_);
+    ir::Value* over = op1(b, OpKind::cmp, {ws, u32(b, R)}, i1_, {static_cast<std::int64_t>(ir::CmpPred::ge)});
+    ws = op1(b, OpKind::select, {over, op1(b, OpKind::sub, {ws, u32(b, R)}, u32_), ws}, u32_);
+    ir::Op* yield = body_.terminator();
+    std::vector<ir::Value*> ahead_vals(yield->operands.begin(), yield->operands.end());
+    for (std::size_t c = 0; c < ahead_vals.size(); ++c)
+      if (pl_.ahead_arg[c]) ahead_vals[c] = body_.arg(static_cast<unsigned>(c + 1));
+    const bool late = pl_.async_mma || pl_.tensor_copy;
+    if (!late) issue(b, body_.arg(0), ahead, ws, ahead_vals);
+    // the dots read the ring
+    for (const auto& [d, idx] : pl_.dots) {
+      auto* dot = const_cast<ir::Op*>(d);
+      ir::Builder db(&body_);
+      db.set_insertion_before(dot);
+      for (unsigned k = 0; k < 2; ++k)
+        dot->operands[k] = op1(db, OpKind::buffer_index, {rings_[static_cast<std::size_t>(idx[k])], slot}, slot_type(static_cast<std::size_t>(idx[k])));
+      if (pl_.async_mma) {
+        dot->attrs.ints.resize(5, 0);
+        dot->attrs.ints[4] = 1;
+      }
+    }
+    b.set_insertion_before(yield);
+    if (pl_.tensor_copy) op0(b, OpKind::barrier, {}, {0, -1});
+    if (late) issue(b, body_.arg(0), ahead, ws, ahead_vals);
+    ir::Value* next = op1(b, OpKind::add, {slot, u32(b, 1)}, u32_);
+    ir::Value* wrap = op1(b, OpKind::cmp, {next, u32(b, R)}, i1_, {static_cast<std::int64_t>(ir::CmpPred::eq)});
+    next = op1(b, OpKind::select, {wrap, u32(b, 0), next}, u32_);
+    ir::Value* phase1 = op1(b, OpKind::bit_xor, {phase, op1(b, OpKind::select, {wrap, u32(b, 1), u32(b, 0)}, u32_)}, u32_);
+    for (std::size_t c = 0; c < ahead_vals.size(); ++c)
+      if (pl_.ahead_arg[c]) yield->operands[c] = ahead_vals[c];
+    yield->operands.push_back(next);
+    yield->operands.push_back(phase1);
+    // the loads the ring replaces, and their staging buffers
+    for (const auto& l : pl_.loads) {
+      if (l.staged) ir::erase(const_cast<ir::Op*>(l.staged));
+      ir::erase(const_cast<ir::Op*>(l.load));
+    }
+  }
+
+  void after_loop() {
+    ir::Block& outer = *loop_.parent;
+    auto it = std::find_if(outer.ops.begin(), outer.ops.end(), [&](const auto& o) { return o.get() == &loop_; });
+    ir::Builder b(&outer, std::next(it));
+    const ir::Op* yield = body_.terminator();
+    if (pl_.async_mma)
+      for (std::size_t k = 0; k + 2 < loop_.results.size(); ++k) {
+        if (!pl_.dots.count(yield->operand(static_cast<unsigned>(k))->def)) continue;
+        ir::Value* r = loop_.result(static_cast<unsigned>(k));
+        ir::Op* w = b.create(OpKind::mma_wait, {r}, {r->type}, ir::Attrs{{0}, 0.0, {}}, loc_);
+        ir::replace_all_uses(outer, r, w->result());
+        w->operands[0] = r;
+      }
+    if (pl_.tensor_copy) {
+      op0(b, OpKind::barrier, {}, {0, -1});
+      op0(b, OpKind::copy_barrier_inval, {barriers_});
+    } else {
+      op0(b, OpKind::async_wait, rings_, {0});
+    }
+    op0(b, OpKind::barrier, {}, {0, -1});
+  }
+};
+
+class PipelineLoops final : public transforms::Pass {
+ public:
+  explicit PipelineLoops(const PipelinePlan& plan) : plan_(plan) {}
+  std::string_view name() const override { return "pipeline_loops"; }
+  bool run(ir::Function& f) override {
+    std::vector<ir::Op*> loops;  // (in program order: the dump's)
+    ir::walk(f.body, [&](ir::Op& o) {
+      if (plan_.loops.count(&o)) loops.push_back(&o);
+    });
+    for (ir::Op* l : loops) Rewriter(*l, plan_.loops.at(l)).run();
+    return !loops.empty();
+  }
+
+ private:
+  const PipelinePlan& plan_;
+};
+
+}  // namespace
+
+std::unique_ptr<transforms::Pass> make_pipeline_loops(const PipelinePlan& plan) { return std::make_unique<PipelineLoops>(plan); }
+
+}  // namespace tile::schedule
