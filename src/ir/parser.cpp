@@ -753,7 +753,8 @@ class Parser {
       has_keyword = true;
       advance();
     }
-    std::vector<Value*> operands = uses();
+    // (an op of no operands, attributes or results, async_commit, ends its line)
+    std::vector<Value*> operands = t_.line == name_at.line ? uses() : std::vector<Value*>{};
     std::string trailing;
     if (*kind == OpKind::assert_) {
       if (t_.kind != tok::string) fail("the assert's message string");

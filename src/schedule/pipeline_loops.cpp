@@ -11,8 +11,8 @@
 //                     and zero-filled where !valid_s; async_commit (tensor copies: one
 //                     copy_barrier_expect on barrier s and one tensor_copy per load)
 //   the loop          carries the advanced values instead of the current ones, plus the slot
-//                     (u32, the buffer iteration i reads: i % buffers) and the phase parity
-//                     (i / buffers % 2 for the copy barriers)
+//                     (u32, the buffer iteration i reads: i % buffers) and, for the copy
+//                     barriers, the phase parity (i / buffers % 2)
 //     head            async_wait(rings){stages-2}; shared_fence (the engine reads through another
 //                     path); barrier: buffer `slot` complete for every thread, the one refilled next
 //                     read by none.  Tensor copies: copy_barrier_wait(barriers, slot, phase)
@@ -53,12 +53,12 @@ class Rewriter {
     for (int s = 0; s < ahead; ++s) issue(b, loop_.operand(0), s, b.constant_int(u32_, s, loc_), cur);
     for (std::size_t k = 0; k < nc; ++k)
       if (pl_.ahead_arg[k]) loop_.operands[3 + k] = cur[k];
-    // the slot and phase: carried values after the original ones
-    loop_.operands.push_back(b.constant_int(u32_, 0, loc_));
-    loop_.operands.push_back(b.constant_int(u32_, 0, loc_));
+    // the slot (and, for the copy barriers, the phase): carried values after the original ones
+    const int extra = pl_.tensor_copy ? 2 : 1;
+    for (int i = 0; i < extra; ++i) loop_.operands.push_back(b.constant_int(u32_, 0, loc_));
     ir::Value* slot = body_.add_arg(u32_);
-    ir::Value* phase = body_.add_arg(u32_);
-    for (int i = 0; i < 2; ++i) {
+    ir::Value* phase = pl_.tensor_copy ? body_.add_arg(u32_) : nullptr;
+    for (int i = 0; i < extra; ++i) {
       auto v = std::make_unique<ir::Value>();
       v->type = u32_;
       v->def = &loop_;
@@ -66,7 +66,7 @@ class Rewriter {
       loop_.results.push_back(std::move(v));
     }
     rewrite_body(slot, phase, ahead);
-    after_loop();
+    after_loop(nc);
   }
 
  private:
@@ -199,11 +199,10 @@ class Rewriter {
     ir::Value* next = op1(b, OpKind::add, {slot, u32(b, 1)}, u32_);
     ir::Value* wrap = op1(b, OpKind::cmp, {next, u32(b, R)}, i1_, {static_cast<std::int64_t>(ir::CmpPred::eq)});
     next = op1(b, OpKind::select, {wrap, u32(b, 0), next}, u32_);
-    ir::Value* phase1 = op1(b, OpKind::bit_xor, {phase, op1(b, OpKind::select, {wrap, u32(b, 1), u32(b, 0)}, u32_)}, u32_);
     for (std::size_t c = 0; c < ahead_vals.size(); ++c)
       if (pl_.ahead_arg[c]) yield->operands[c] = ahead_vals[c];
     yield->operands.push_back(next);
-    yield->operands.push_back(phase1);
+    if (phase) yield->operands.push_back(op1(b, OpKind::bit_xor, {phase, op1(b, OpKind::select, {wrap, u32(b, 1), u32(b, 0)}, u32_)}, u32_));
     // the loads the ring replaces, and their staging buffers
     for (const auto& l : pl_.loads) {
       if (l.staged) ir::erase(const_cast<ir::Op*>(l.staged));
@@ -211,13 +210,13 @@ class Rewriter {
     }
   }
 
-  void after_loop() {
+  void after_loop(std::size_t nc) {
     ir::Block& outer = *loop_.parent;
     auto it = std::find_if(outer.ops.begin(), outer.ops.end(), [&](const auto& o) { return o.get() == &loop_; });
     ir::Builder b(&outer, std::next(it));
     const ir::Op* yield = body_.terminator();
     if (pl_.async_mma)
-      for (std::size_t k = 0; k + 2 < loop_.results.size(); ++k) {
+      for (std::size_t k = 0; k < nc; ++k) {
         if (!pl_.dots.count(yield->operand(static_cast<unsigned>(k))->def)) continue;
         ir::Value* r = loop_.result(static_cast<unsigned>(k));
         ir::Op* w = b.create(OpKind::mma_wait, {r}, {r->type}, ir::Attrs{{0}, 0.0, {}}, loc_);

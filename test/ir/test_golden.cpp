@@ -2,7 +2,8 @@
 // holds a kernel in the printed form, a `// RUN: pass1,pass2` line naming the passes to run
 // (constant_fold, cse, dce, load_cse, version_single_trip_loops, canonicalize,
 // lower_descriptor_loads; the GPU level's select_mma, assign_layouts, remove_conversions,
-// stage_mma_operands, to_gpu_ir and allocate_shared (without pipelined loops), for the target a
+// stage_mma_operands, to_gpu_ir, pipeline_loops (the loops plan_pipelines picks; dce after it)
+// and allocate_shared, for the target a
 // `// TARGET: sm_80|sm_90a|wave64` line names, sm_90a by default)
 // and `// CHECK:` / `// CHECK-NEXT:` / `// CHECK-NOT:` lines checked
 // against the IR printed after them (without locations), FileCheck's way: CHECK finds its text
@@ -20,7 +21,9 @@
 
 #include "ir/ir.hpp"
 #include "layout/gpu_passes.hpp"
+#include "analysis/axis_info.hpp"
 #include "schedule/allocate_shared.hpp"
+#include "schedule/pipeline_loops.hpp"
 #include "transforms/lower_descriptor_loads.hpp"
 #include "transforms/pass_manager.hpp"
 #include "transforms/passes.hpp"
@@ -82,6 +85,15 @@ void run_passes(ir::Function& f, const std::string& list, const layout::target_c
     }
     if (name == "to_gpu_ir") {
       layout::to_gpu_ir(f, caps, o);
+      continue;
+    }
+    if (name == "pipeline_loops") {  // the loops plan_pipelines picks (228 KB of shared memory), then dce
+      const analysis::AxisAnalysis axis(f);
+      const schedule::PipelinePlan plan = schedule::plan_pipelines(f, axis, f.num_stages, 227 * 1024);
+      transforms::PassManager pm(o);
+      pm.add(schedule::make_pipeline_loops(plan));
+      pm.add(transforms::make_dce());
+      pm.run(f);
       continue;
     }
     const std::map<std::string, std::function<std::unique_ptr<transforms::Pass>()>> passes = {

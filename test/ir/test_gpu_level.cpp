@@ -7,8 +7,15 @@
 #include <functional>
 #include <string>
 
+#include <fstream>
+#include <sstream>
+
+#include "analysis/axis_info.hpp"
 #include "ir/ir.hpp"
 #include "layout/gpu_passes.hpp"
+#include "schedule/allocate_shared.hpp"
+#include "schedule/pipeline_loops.hpp"
+#include "transforms/passes.hpp"
 #include "layout/mma_engine.hpp"
 #include "transforms/pass_manager.hpp"
 
@@ -198,6 +205,64 @@ TEST_CASE("GPU level: the verifier names the pass, the op and the layout rule it
 )",
                        "t.tir");
     CHECK(error_of([&] { ir::verify(*t, "parse"); }).find("op 'convert_layout': an op of the GPU level in tile IR") != std::string::npos);
+  }
+}
+
+namespace {
+/// The K loop of test/ir/golden/pipeline_loops.tir at the GPU level for `caps`, pipelined and placed.
+std::unique_ptr<ir::Function> pipelined_mm(layout::target_caps caps) {
+  std::ifstream in(std::string(TILE_GOLDEN_DIR) + "/pipeline_loops.tir");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto f = ir::parse(ss.str(), "pipeline_loops.tir");
+  transforms::PassManager::Options o;
+  o.verify = true;
+  layout::to_gpu_ir(*f, caps, o);
+  const analysis::AxisAnalysis axis(*f);
+  const schedule::PipelinePlan plan = schedule::plan_pipelines(*f, axis, f->num_stages, 227 * 1024);
+  REQUIRE(plan.loops.size() == 1);
+  transforms::PassManager pm(o);
+  pm.add(schedule::make_pipeline_loops(plan));
+  pm.add(transforms::make_dce());
+  pm.add(schedule::make_allocate_shared());
+  pm.run(*f);
+  return f;
+}
+}  // namespace
+
+TEST_CASE("GPU level: a pipelined loop's rings, copies, waits and barriers print, parse back and break the rules by name") {
+  const layout::target_caps sm90{.mma = 80, .warpgroup_mma = true, .lanes = 32};
+  auto f = pipelined_mm(sm90);
+  const std::string text = ir::print(*f, false);
+  CHECK(text.find("mma_wait") != std::string::npos);
+  CHECK(ir::print(*ir::parse(text, "p.tir"), false) == text);
+  SUBCASE("a warp dot left in flight") {
+    auto g = pipelined_mm({.mma = 80, .warpgroup_mma = false, .lanes = 32});
+    const std::string m = verify_after_breaker(*g, [](ir::Function& h) {
+      auto& a = first(h, ir::OpKind::dot)->attrs.ints;
+      a.resize(5, 0);
+      a[4] = 1;
+    });
+    CHECK(m.find("IR verifier (after breaker): op 'dot': only a warpgroup dot is left in flight") != std::string::npos);
+  }
+  SUBCASE("a copy into a buffer other than swizzled") {
+    const std::string m = verify_after_breaker(*f, [](ir::Function& h) { first(h, ir::OpKind::buffer_index)->result()->type.mem = ir::smem::padded; });
+    CHECK(m.find("IR verifier (after breaker): op 'buffer_index': buffer_index takes a ring [buffers, rows, cols] to one of its buffers") !=
+          std::string::npos);
+  }
+  SUBCASE("a ring's buffer of another shape") {
+    const std::string m = verify_after_breaker(*f, [](ir::Function& h) { first(h, ir::OpKind::buffer_index)->result()->type.shape[0] = 16; });
+    CHECK(m.find("op 'buffer_index': buffer_index takes a ring") != std::string::npos);
+  }
+  SUBCASE("a wait on what is not a buffer; an mma_wait in another layout") {
+    CHECK(verify_after_breaker(*f, [](ir::Function& h) {
+            ir::Op* w = first(h, ir::OpKind::async_wait);
+            w->operands.push_back(first(h, ir::OpKind::iter_ahead)->result(0));
+          }).find("op 'async_wait': async_wait names the buffers its copies write") != std::string::npos);
+    auto g = pipelined_mm(sm90);
+    CHECK(verify_after_breaker(*g, [](ir::Function& h) {
+            first(h, ir::OpKind::mma_wait)->result()->type.layout = first(h, ir::OpKind::convert_layout)->result()->type.layout;
+          }).find("op 'mma_wait': mma_wait's result must be in its operand's layout") != std::string::npos);
   }
 }
 
