@@ -1,8 +1,7 @@
 // src/schedule/software_pipeline.cpp — layer: schedule. plan_pipelines: finds the K loops whose
 // tensor-core dots can read their operands from a ring of shared-memory buffers filled
-// `stages - 1` iterations ahead (see the header for the conditions). The GPU lowering
-// (codegen/gpu/gpu_pipeline.cpp) emits the ring, its copies (the target's asynchronous-copy
-// engine) and the waits.
+// `stages - 1` iterations ahead (see the header for the conditions). The pass pipeline_loops
+// (pipeline_loops.cpp) writes the plan into the IR as rings, copies, waits and barriers.
 #include "schedule/software_pipeline.hpp"
 #include "layout/assign_layouts.hpp"
 

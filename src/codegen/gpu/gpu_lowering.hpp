@@ -19,7 +19,9 @@
 //   dot               on tensor cores where select_mma chose them (the target's MmaEngine, on
 //                     the buffers the dot's local_allocs wrote: gpu_dot.cpp, gpu_shared.cpp),
 //                     else one fused multiply-add chain per accumulator element;
-//   for/while/if      phis per register (gpu_control.cpp); print/assert (gpu_debug.cpp).
+//   for/while/if      phis per register (gpu_control.cpp); print/assert (gpu_debug.cpp);
+//   pipelined loops   their ops one by one (gpu_async.cpp: ring slots, copies and their groups,
+//                     copy barriers, barriers, fences, waits on dots left in flight).
 // Shared memory is one dynamic buffer: the buffers the IR names (local_allocs, the rings of
 // pipelined loops) at the offsets allocate_shared gave them, and what an op uses for itself
 // (a conversion, a cross-warp step) above the buffers live at that op (smem_floor_), between
