@@ -204,7 +204,7 @@ bool assemble(const ptx_kernel& k, ptxas_usage* usage) {
     throw tile::error(msg, {}, k.kernel);
   }
   dump_artifact(k.kernel, digest, "cubin", r.cubin);
-  const ptxas_usage u{.registers = r.registers, .spill_bytes = r.spill_bytes};
+  const ptxas_usage u{.registers = r.registers, .spill_bytes = r.spill_bytes, .serialized_mma = r.log.find("C7515") != std::string::npos};
   if (usage) *usage = u;
   std::lock_guard l(mu);
   done.emplace(key, u);
@@ -272,11 +272,15 @@ void ptxas_check(const ir::Function& fn) {
   if (ptxas.empty())
     throw tile::error(what + "no ptxas to check with (TILE_PTXAS, PATH and /usr/local/cuda/bin/ptxas have none)", {},
                       fn.name);
+  ptxas_usage u;
   try {
-    assemble(*compile_ptx(fn, a));
+    assemble(*compile_ptx(fn, a), &u);
   } catch (const tile::error& e) {
     throw tile::error(what + e.message(), e.where(), e.kernel().empty() ? fn.name : e.kernel());
   }
+  if (u.serialized_mma)
+    throw tile::error(what + "ptxas serializes the kernel's asynchronous tensor-core dots (C7515: a wgmma accumulator "
+                      "written by other code while the dot is in flight); TILE_DUMP_DIR=dir keeps the PTX", {}, fn.name);
 }
 
 }  // namespace tile::jit

@@ -8,7 +8,9 @@
 //   compile_null           the null backend's compile (TILE_BACKEND=null, TILE_TARGET): PTX
 //                          (compile_ptx), then ptxas where present
 //   ptxas_check            TILE_PTXAS_CHECK=<arch>: every kernel any backend compiles is also
-//                          compiled for <arch> and assembled (called from device_impl::compile)
+//                          compiled for <arch> and assembled (called from device_impl::compile);
+//                          a rejection, or asynchronous tensor-core dots ptxas serializes, is an
+//                          error
 // ptxas is optional for the null backend (without it, the PTX is all that is checked) and
 // required by TILE_PTXAS_CHECK (asking for a check that cannot run is an error).
 #pragma once
@@ -47,6 +49,10 @@ ptxas_result run_ptxas(const std::string& ptxas, std::string_view ptx, const std
 struct ptxas_usage {
   int registers = -1;  // a thread's (-1: not reported)
   int spill_bytes = 0;
+  /// ptxas warned that it serializes the kernel's asynchronous tensor-core dots (wgmma, C7515:
+  /// an accumulator register written by other code while a dot is in flight): correct code that
+  /// runs far below the tensor cores' rate, which TILE_PTXAS_CHECK reports as an error.
+  bool serialized_mma = false;
 };
 
 /// Assembles `k` for k.arch with find_ptxas()'s ptxas, at most once per process for one PTX

@@ -23,7 +23,9 @@
 //                     every warp is done with the buffer they refill)
 //     body            the original ops; each pipelined dot reads buffer_index(ring, slot), and is
 //                     left in flight (dot ints[4] = 1) where plan says so
-//   after the loop    mma_wait{0} on each result a dot left in flight; the drain: async_wait{0}
+//   after the loop    where dots are left in flight, the loop runs inside `if lo < hi`, whose
+//                     then-branch ends with mma_wait{0} on each result such a dot makes and whose
+//                     else-branch gives the initial values (wait_in_flight says why); the drain: async_wait{0}
 //                     and a barrier (the copies past the end write zeros), or, for tensor copies
 //                     (none issued past the end), a barrier, copy_barrier_inval and a barrier
 // The loads and their staging local_allocs are erased; dce (run next) removes what only fed them.
@@ -214,15 +216,7 @@ class Rewriter {
     ir::Block& outer = *loop_.parent;
     auto it = std::find_if(outer.ops.begin(), outer.ops.end(), [&](const auto& o) { return o.get() == &loop_; });
     ir::Builder b(&outer, std::next(it));
-    const ir::Op* yield = body_.terminator();
-    if (pl_.async_mma)
-      for (std::size_t k = 0; k < nc; ++k) {
-        if (!pl_.dots.count(yield->operand(static_cast<unsigned>(k))->def)) continue;
-        ir::Value* r = loop_.result(static_cast<unsigned>(k));
-        ir::Op* w = b.create(OpKind::mma_wait, {r}, {r->type}, ir::Attrs{{0}, 0.0, {}}, loc_);
-        ir::replace_all_uses(outer, r, w->result());
-        w->operands[0] = r;
-      }
+    if (pl_.async_mma) wait_in_flight(outer, it, nc, b);
     if (pl_.tensor_copy) {
       op0(b, OpKind::barrier, {}, {0, -1});
       op0(b, OpKind::copy_barrier_inval, {barriers_});
@@ -230,6 +224,43 @@ class Rewriter {
       op0(b, OpKind::async_wait, rings_, {0});
     }
     op0(b, OpKind::barrier, {}, {0, -1});
+  }
+
+  /// The dots left in flight: the loop runs inside `if (lo < hi)`, whose then-branch ends with an
+  /// mma_wait on each accumulator and whose else-branch gives the initial values. The wait thus
+  /// follows the loop on the one path that ran it: where a path that skips the loop met the
+  /// loop's exit before the wait, the code giving the skipped loop's accumulators their initial
+  /// values could land between the engine's last asynchronous dot and its wait (ptxas then
+  /// serializes every asynchronous dot of the kernel). `b` is left after the if.
+  void wait_in_flight(ir::Block& outer, std::list<std::unique_ptr<ir::Op>>::iterator at, std::size_t nc, ir::Builder& b) {
+    ir::Builder gb(&outer, at);
+    ir::Value* runs = op1(gb, OpKind::cmp, {loop_.operand(0), loop_.operand(1)}, i1_, {static_cast<std::int64_t>(ir::CmpPred::lt)});
+    std::vector<ir::Type> types;
+    for (std::size_t k = 0; k < nc; ++k) types.push_back(loop_.result(static_cast<unsigned>(k))->type);
+    ir::Op* guard = gb.create(OpKind::if_, {runs}, types, {}, loc_, 2);
+    // the loop moves into the then-branch
+    ir::Block& then = *guard->region(0);
+    std::unique_ptr<ir::Op> owned = std::move(*at);
+    outer.ops.erase(at);
+    owned->parent = &then;
+    then.ops.push_back(std::move(owned));
+    // (the uses after the if, before the then-branch has any)
+    for (std::size_t k = 0; k < nc; ++k) ir::replace_all_uses(outer, loop_.result(static_cast<unsigned>(k)), guard->result(static_cast<unsigned>(k)));
+    ir::Builder tb(&then);
+    const ir::Op* yield = body_.terminator();
+    std::vector<ir::Value*> out;
+    for (std::size_t k = 0; k < nc; ++k) {
+      ir::Value* r = loop_.result(static_cast<unsigned>(k));
+      if (pl_.dots.count(yield->operand(static_cast<unsigned>(k))->def))
+        r = tb.create(OpKind::mma_wait, {r}, {r->type}, ir::Attrs{{0}, 0.0, {}}, loc_)->result();
+      out.push_back(r);
+    }
+    tb.create(OpKind::yield, out, {}, {}, loc_);
+    std::vector<ir::Value*> init;
+    for (std::size_t k = 0; k < nc; ++k) init.push_back(loop_.operand(static_cast<unsigned>(3 + k)));
+    ir::Builder(guard->region(1)).create(OpKind::yield, init, {}, {}, loc_);
+    auto after = std::find_if(outer.ops.begin(), outer.ops.end(), [&](const auto& o) { return o.get() == guard; });
+    b = ir::Builder(&outer, std::next(after));
   }
 };
 

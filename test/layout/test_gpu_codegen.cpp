@@ -13,6 +13,8 @@
 #include <type_traits>
 
 #include "tile/tile.hpp"
+#include "../../bench/kernels.hpp"
+#include "jit/ptxas.hpp"
 
 using namespace tile::literals;
 namespace fs = std::filesystem;
@@ -835,4 +837,31 @@ TEST_CASE("dot: tf32 (f32 at the default precision) and 8-bit integers run on te
   CHECK(count(typed_ptx<tile::bfloat16, float>(tl::precision::tf32), "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16") == 4);
   CHECK(count(typed_ptx<float, float>(tl::precision::ieee), "mma.sync") == 0);
   CHECK(count(typed_ptx<float, float>(tl::precision::tf32x3), "mma.sync") == 0);
+}
+
+TEST_CASE("the matmul bench's K loops on sm_90a: ptxas serializes none of their asynchronous dots") {
+  // (a path that skips a loop whose dots are left in flight must not meet the loop's exit before
+  // their wait: TILE_PTXAS_CHECK fails on ptxas's C7515)
+  if (tile::jit::find_ptxas().empty()) {
+    MESSAGE("skipped: no ptxas");
+    return;
+  }
+  setenv("TILE_TARGET", "sm_90a", 1);
+  setenv("TILE_PTXAS_CHECK", "sm_90a", 1);
+  auto dev = tile::device::get("null");
+  const std::int32_t n = 512;
+  auto a = dev.alloc<tile::half>(std::size_t(n) * n), b = dev.alloc<tile::half>(std::size_t(n) * n);
+  auto c = dev.alloc<tile::half>(std::size_t(n) * n);
+  auto plain = bench::make_matmul();
+  auto desc = bench::make_matmul_desc_t<tile::half>();
+  for (const auto& [bm, bn, bk, w, st] : std::vector<std::array<int, 5>>{{128, 256, 64, 8, 3}, {64, 128, 32, 4, 4}}) {
+    CAPTURE(bm);
+    const std::uint32_t grid = std::uint32_t(tile::cdiv(n, bm) * tile::cdiv(n, bn));
+    CHECK_NOTHROW(plain[{grid}](a, b, c, n, n, n, n, 1, n, 1, n, 1, "BLOCK_M"_c = bm, "BLOCK_N"_c = bn, "BLOCK_K"_c = bk,
+                                "GROUP_M"_c = 8, "num_warps"_c = w, "num_stages"_c = st));
+    CHECK_NOTHROW(desc[{grid}](a, b, c, n, n, n, n, 1, n, 1, n, 1, "BLOCK_M"_c = bm, "BLOCK_N"_c = bn, "BLOCK_K"_c = bk,
+                               "GROUP_M"_c = 8, "num_warps"_c = w, "num_stages"_c = st, "ACTIVATION"_c = false));
+  }
+  unsetenv("TILE_PTXAS_CHECK");
+  unsetenv("TILE_TARGET");
 }
