@@ -629,9 +629,50 @@ class Parser {
           if (w && (!w->is_list || w->list.size() != 2)) fail_at(w->at, "two warp counts '[m, n]'");
           if (w) a.ints.insert(a.ints.end(), w->list.begin(), w->list.end());
           else a.ints.insert(a.ints.end(), {0, 0});
+          if (const std::int64_t f = flag("in_flight")) a.ints.push_back(f);
         }
         break;
       }
+      case OpKind::iter_ahead:
+        if (const attr_value* v = take("ahead")) a.ints = {int_of(*v)};
+        else meaning = false;
+        break;
+      case OpKind::async_copy:
+        if (const attr_value* v = take("run")) a.ints = {int_of(*v), operands >= 4};
+        else meaning = false;
+        break;
+      case OpKind::async_wait:
+      case OpKind::mma_wait:
+        if (const attr_value* v = take("pending")) a.ints = {int_of(*v)};
+        else meaning = false;
+        break;
+      case OpKind::tensor_copy: {
+        const attr_value* m = take("tensor_map");
+        const attr_value* c = take("box_cols");
+        if (m && c) a.ints = {int_of(*m), int_of(*c)};
+        else meaning = false;
+        break;
+      }
+      case OpKind::copy_barrier_init:
+        if (const attr_value* v = take("arrivals")) a.ints = {int_of(*v)};
+        else meaning = false;
+        break;
+      case OpKind::copy_barrier_expect:
+        if (const attr_value* v = take("bytes")) a.ints = {int_of(*v)};
+        else meaning = false;
+        break;
+      case OpKind::barrier:
+        if (const attr_value* v = take("id")) {
+          const attr_value* th = take("threads");
+          a.ints = {int_of(*v), th ? int_of(*th) : -1};
+        } else {
+          meaning = false;
+        }
+        break;
+      case OpKind::shared_fence:
+        if (const attr_value* e = take("mma")) a.ints = {choice_of(*e, {"none", "warp", "warpgroup"})};
+        else meaning = false;
+        break;
       case OpKind::print:
         a.str = keyword;
         a.ints = {flag("hex")};

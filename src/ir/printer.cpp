@@ -407,7 +407,43 @@ class Printer {
           t.named.push_back("mma = " + std::string(enum_name(a.ints[1], {"none", "warp", "warpgroup"})));
           // (no engine: warps printed only where they are not 0 or generic ints follow)
           if (a.ints[1] || a.ints[2] || a.ints[3] || a.ints.size() > 4) t.named.push_back("warps = " + int_list({a.ints[2], a.ints[3]}));
+          if (a.ints.size() >= 5 && (a.ints[4] == 0 || a.ints[4] == 1)) {
+            used_ints = 5;
+            flag(4, "in_flight");
+          }
         }
+        break;
+      // the pipelined loop's ops (schedule/pipeline_loops.cpp)
+      case OpKind::iter_ahead:
+        if (take(1)) t.named.push_back("ahead = " + std::to_string(a.ints[0]));
+        break;
+      case OpKind::async_copy:
+        if (take(2) && a.ints[1] == (op.operands.size() >= 4 ? 1 : 0)) t.named.push_back("run = " + std::to_string(a.ints[0]));
+        else used_ints = 0;  // (has_mask disagrees with the operands: all generic)
+        break;
+      case OpKind::async_wait:
+      case OpKind::mma_wait:
+        if (take(1)) t.named.push_back("pending = " + std::to_string(a.ints[0]));
+        break;
+      case OpKind::tensor_copy:
+        if (take(2)) t.named.push_back("tensor_map = " + std::to_string(a.ints[0]) + ", box_cols = " + std::to_string(a.ints[1]));
+        break;
+      case OpKind::copy_barrier_init:
+        if (take(1)) t.named.push_back("arrivals = " + std::to_string(a.ints[0]));
+        break;
+      case OpKind::copy_barrier_expect:
+        if (take(1)) t.named.push_back("bytes = " + std::to_string(a.ints[0]));
+        break;
+      case OpKind::barrier:
+        if (take(2)) {
+          t.named.push_back("id = " + std::to_string(a.ints[0]));
+          if (a.ints[1] != -1) t.named.push_back("threads = " + std::to_string(a.ints[1]));
+        }
+        break;
+      case OpKind::shared_fence:
+        if (take(1) && !enum_name(a.ints[0], {"none", "warp", "warpgroup"}).empty())
+          t.named.push_back("mma = " + std::string(enum_name(a.ints[0], {"none", "warp", "warpgroup"})));
+        else used_ints = 0;
         break;
       case OpKind::local_alloc:
         if (take(2)) {
