@@ -647,9 +647,9 @@ class Parser {
         else meaning = false;
         break;
       case OpKind::tensor_copy: {
-        const attr_value* m = take("tensor_map");
+        const attr_value* map = take("tensor_map");
         const attr_value* c = take("box_cols");
-        if (m && c) a.ints = {int_of(*m), int_of(*c)};
+        if (map && c) a.ints = {int_of(*map), int_of(*c)};
         else meaning = false;
         break;
       }

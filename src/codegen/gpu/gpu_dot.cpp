@@ -15,7 +15,6 @@ void GpuLowering::lower_dot_mma(const ir::Op& op) {
   // 16-bit A [M][K] and B [K][N] swizzled, other types A row-major and B transposed [N][K] with
   // rows padded by 16 bytes): made visible to the engine's reads, then a barrier; the target's
   // engine reads its fragments from them and runs the steps.
-  auto& B = b();
   const ir::Type& at = op.operand(0)->type;
   const std::int64_t K = at.shape[1];
   const auto es = static_cast<std::int64_t>(size_of(at.elem));

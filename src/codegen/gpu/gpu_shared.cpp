@@ -62,7 +62,8 @@ void GpuLowering::lower_local_alloc(const ir::Op& op) {
     case ir::smem::swizzled: stage_swizzled(x, rows, cols, at, "local_alloc.swizzled"); break;
     case ir::smem::padded: stage_padded(x, 0, cols, at, tf32, "local_alloc.padded"); break;
     case ir::smem::padded_transposed: stage_padded(x, 1, rows, at, tf32, "local_alloc.transposed"); break;
-    case ir::smem::none: unsupported(op, "internal error: local_alloc of no buffer arrangement");
+    case ir::smem::none:
+    case ir::smem::barriers: unsupported(op, "internal error: local_alloc of a tile into no tile arrangement");
   }
   smem_written_ = smem_unfenced_ = true;
   set(op.result(), DV{scalar_, {b().getInt64(at)}, t});  // (a buffer's one register: its byte offset)
