@@ -12,7 +12,8 @@
 //   copy_barrier_*       init (after the program's writes to the copies' tensors are visible to
 //                        the copy engine; + the fence that shows the barriers to it) and inval by
 //                        the first thread; expect (arrive with the bytes) by it where valid; wait by all
-//   barrier              the CTA barrier (clears what the lowering tracks as written since)
+//   barrier              the CTA barrier (clears what the lowering tracks as written since); one
+//                        of some threads (a named barrier) is refused for now
 //   shared_fence         the engine's make_visible (wgmma reads through another path)
 //   mma_wait             the engine's wait on the accumulator's registers, 128 at a time
 // Global memory: a copy reads memory ordinary stores of the program may have written, so it
@@ -143,7 +144,11 @@ void GpuLowering::lower_async(const ir::Op& op) {
       copies().barrier_wait(S, bar(0, get(op.operand(1)).regs[0]), get(op.operand(2)).regs[0]);
       smem_dirty_ = true;  // (the buffers' other users: the previous iteration's threads)
       return;
-    case OpKind::barrier: barrier(); return;
+    case OpKind::barrier:
+      if (op.attrs.ints[0] != 0 || op.attrs.ints[1] != -1)  // (what the lowering's own barriers track is the CTA's)
+        unsupported(op, "a barrier of some of the CTA's threads (a named barrier): not lowered yet");
+      barrier();
+      return;
     case OpKind::shared_fence:
       mma().make_visible(*this, static_cast<layout::mma_engine>(op.attrs.ints[0]));
       smem_unfenced_ = false;
