@@ -94,10 +94,7 @@ class Rewriter {
   }
 
   void make_rings(ir::Builder& b) {
-    for (const auto& l : pl_.loads) {
-      const ir::Type& t = l.load->result()->type;
-      rings_.push_back(op1(b, OpKind::local_alloc, {}, ir::Type(t.elem, false, {pl_.buffers, l.rows, l.cols}, nullptr, ir::smem::swizzled), {-1}));
-    }
+    for (const auto& l : pl_.loads) rings_.push_back(op1(b, OpKind::local_alloc, {}, pl_.ring_type(l), {-1}));
     if (pl_.tensor_copy) {
       barriers_ = op1(b, OpKind::local_alloc, {}, ir::Type(dtype::i64, false, {pl_.buffers}, nullptr, ir::smem::barriers), {-1});
       std::vector<ir::Value*> in{barriers_};

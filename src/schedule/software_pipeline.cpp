@@ -4,6 +4,7 @@
 // (pipeline_loops.cpp) writes the plan into the IR as rings, copies, waits and barriers.
 #include "schedule/software_pipeline.hpp"
 #include "layout/assign_layouts.hpp"
+#include "schedule/allocate_shared.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -157,11 +158,12 @@ struct Planner {
         pld.load = l;
         const ir::Op* staged = o->operand(static_cast<unsigned>(k))->def;
         if (staged->kind == OpKind::local_alloc) pld.staged = staged;
+        // the rings hold swizzled tiles: what the engine reads where the staging is swizzled
+        if (!pld.staged || pld.staged->result()->type.mem != ir::smem::swizzled) return std::nullopt;
+        pld.elem = t.elem;
         pld.elem_bytes = static_cast<std::int64_t>(size_of(t.elem));
         pld.rows = t.shape[0];
         pld.cols = t.shape[1];
-        pld.swizzled = true;  // 16-bit: read with ldmatrix (mma.sync) or through descriptors (wgmma)
-        pld.ld = pld.swizzled ? pld.cols : pld.cols + 16 / pld.elem_bytes;
         if (l->kind == OpKind::desc_load) {
           pld.tensor_copy = true;
           pld.box_cols = std::min<std::int64_t>(128, pld.cols * pld.elem_bytes) / pld.elem_bytes;
@@ -244,36 +246,6 @@ struct Planner {
                       (arg_index(body, y) < 0 && (!y->def || y->def->parent != &body));
       if (!ok) return std::nullopt;
     }
-    // ahead ops an in-order op uses are lowered again in order, and so is everything they are
-    // computed from: only the rest is ahead only (else the in-order copy would read a value the
-    // ahead slice left for another iteration)
-    std::vector<const ir::Op*> again;
-    for (const ir::Op* o : pl.ahead) {
-      bool used_in_order = false;
-      for (const auto& r : o->results) {
-        auto it = users.find(r.get());
-        if (it == users.end()) continue;
-        for (const ir::Op* u : it->second) used_in_order |= in_order_use(u, r.get());
-      }
-      if (used_in_order) again.push_back(o);
-    }
-    std::unordered_set<const ir::Op*> in_order(again.begin(), again.end());
-    while (!again.empty()) {
-      const ir::Op* o = again.back();
-      again.pop_back();
-      for (const ir::Value* v : o->operands)
-        if (v->def && pl.ahead.count(v->def) && in_order.insert(v->def).second) again.push_back(v->def);
-    }
-    for (const ir::Op* o : pl.ahead)
-      if (!in_order.count(o)) pl.ahead_only.insert(o);
-    // the ring: every load's tile per stage, 16-byte aligned
-    for (auto& l : pl.loads) {
-      const std::uint64_t align = l.swizzled ? 1024 : 16;  // the swizzle repeats every 1024 bytes
-      pl.stage_bytes = (pl.stage_bytes + align - 1) / align * align;
-      l.offset = pl.stage_bytes;
-      pl.stage_bytes += static_cast<std::uint64_t>(l.rows * l.ld * l.elem_bytes);
-    }
-    pl.stage_bytes = (pl.stage_bytes + 1023) / 1024 * 1024;
     // wgmma left in flight across iterations: every dot a wgmma whose result only feeds the
     // loop-carried accumulator it reads
     pl.async_mma = true;
@@ -291,7 +263,7 @@ struct Planner {
       pl.async_mma = pl.async_mma && ok;
     }
     pl.stages = std::max(2, num_stages);
-    auto ring = [&] {  // (PipelinedLoop::ring_bytes for this many stages)
+    auto ring = [&] {  // (the rings' bytes for this many stages)
       pl.buffers = pl.stages + (pl.async_mma ? 1 : 0);
       return pl.ring_bytes();
     };
@@ -303,6 +275,16 @@ struct Planner {
 };
 
 }  // namespace
+
+ir::Type PipelinedLoop::ring_type(const PipelinedLoad& l) const {
+  return ir::Type(l.elem, false, {buffers, l.rows, l.cols}, nullptr, ir::smem::swizzled);
+}
+
+std::uint64_t PipelinedLoop::ring_bytes() const {
+  std::uint64_t bytes = tensor_copy ? shared_bytes(ir::Type(dtype::i64, false, {buffers}, nullptr, ir::smem::barriers)) : 0;
+  for (const auto& l : loads) bytes += shared_bytes(ring_type(l));
+  return bytes;
+}
 
 PipelinePlan plan_pipelines(const ir::Function& f, const analysis::AxisAnalysis& axis, int num_stages,
                             std::uint64_t smem_limit) {
@@ -410,7 +392,7 @@ std::string print_pipelines(const ir::Function& f, const PipelinePlan& p) {
       for (const auto& ld : l.loads) os << " " << ld.run;
       os << " elements";
     }
-    os << "), " << l.stage_bytes << " bytes a stage, " << l.ahead.size() << " ops computed ahead\n";
+    os << "), " << l.ring_bytes() << " bytes of rings, " << l.ahead.size() << " ops computed ahead\n";
   });
   return os.str();
 }

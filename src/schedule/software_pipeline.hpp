@@ -35,17 +35,15 @@
 
 namespace tile::schedule {
 
-/// One load copied ahead: its tile [rows][cols] lands in shared memory at `offset` bytes into
-/// each stage's buffer, as a swizzled tile (GpuLowering::swizzled_offset: what ldmatrix reads
+/// One load copied ahead: its tile [rows][cols] lands in a ring of swizzled buffers, the
+/// arrangement its dot's staging buffer had (GpuLowering::swizzled_offset: what ldmatrix reads
 /// without bank conflicts and wgmma's descriptors describe); `run` elements (along cols) per
-/// cp.async.
+/// per-thread copy.
 struct PipelinedLoad {
-  const ir::Op* load = nullptr;
-  std::int64_t rows = 0, cols = 0, ld = 0, elem_bytes = 0;
-  std::uint64_t offset = 0;
+  const ir::Op* load = nullptr;  // (erased by pipeline_loops: what the plan reads later is below)
+  dtype elem = dtype::f16;
+  std::int64_t rows = 0, cols = 0, elem_bytes = 0;
   int run = 0;
-  /// A swizzled tile (no padding, 1024-byte aligned); false: rows padded by 16 bytes (`ld`).
-  bool swizzled = false;
   /// A descriptor load copied by the TMA: the kernel's hidden tensor map `tensor_map_param`, boxes of
   /// rows x box_cols elements (box_cols · elem_bytes = the swizzle span, at most 128 bytes),
   /// cols / box_cols of them side by side (each a column block of the swizzled tile).
@@ -53,20 +51,19 @@ struct PipelinedLoad {
   int tensor_map_param = -1;
   std::int64_t box_cols = 0;
   /// The local_alloc that stages the load's tile for the dot (layout/stage_mma_operands.cpp):
-  /// the ring's buffer takes its place, so neither it nor the load is lowered in the body.
+  /// the ring's buffer takes its place (pipeline_loops erases both).
   const ir::Op* staged = nullptr;
 };
 
 struct PipelinedLoop {
   int stages = 0;                 // copies run stages - 1 iterations ahead
-  int buffers = 0;                // the ring: stages, one more when wgmma runs asynchronously
-  std::uint64_t stage_bytes = 0;  // one buffer's tiles; the ring is buffers * stage_bytes
+  int buffers = 0;                // each ring's: stages, one more when wgmma runs asynchronously
   /// The dots run as wgmma whose only use is the loop-carried accumulator: iteration i's wgmma
   /// is left running while iteration i + 1 starts (wgmma.wait_group 1), so the ring has one
   /// more buffer for the tiles it still reads.
   bool async_mma = false;
-  /// The ring is filled by the TMA (every load is a descriptor load): one mbarrier per buffer,
-  /// 8 bytes each, after the buffers (ring start + buffers · stage_bytes).
+  /// The rings are filled by the TMA (every load is a descriptor load): one copy barrier per
+  /// buffer.
   bool tensor_copy = false;
   /// How many iterations ahead of the dots the copies run: stages - 1 for cp.async; for the TMA,
   /// whose loop frees a buffer after the dots, every buffer but the one a wgmma left in flight
@@ -76,22 +73,20 @@ struct PipelinedLoop {
   /// The dots fed from the ring: their (A, B) loads' indices into `loads`.
   std::unordered_map<const ir::Op*, std::array<int, 2>> dots;
   /// Ops of the body computed for iteration i + stages - 1 (the loads' addresses and masks, the
-  /// carried values they advance); `ahead_only`: those no in-order op uses.
-  std::unordered_set<const ir::Op*> ahead, ahead_only;
+  /// carried values they advance): pipeline_loops clones them for each iteration it copies.
+  std::unordered_set<const ir::Op*> ahead;
   /// Per carried value (region arg k + 1): advanced ahead of the loop.
   std::vector<bool> ahead_arg;
-  /// A load the ring copies, or the local_alloc that staged it: neither is lowered in the body.
+  /// A load the rings copy, or the local_alloc that staged it.
   bool is_pipelined_load(const ir::Op* op) const {
     for (const auto& l : loads)
       if (l.load == op || l.staged == op) return true;
     return false;
   }
-  /// The ring's bytes: `buffers` buffers of stage_bytes, then the TMA's mbarriers (8 bytes a
-  /// buffer), the whole rounded to 1024 (schedule/allocate_shared.cpp places it).
-  std::uint64_t ring_bytes() const {
-    const auto n = static_cast<std::uint64_t>(buffers);
-    return (n * stage_bytes + (tensor_copy ? 8 * n : 0) + 1023) / 1024 * 1024;
-  }
+  /// The ring of `l`: `buffers` swizzled buffers of its tile (a local_alloc's type).
+  ir::Type ring_type(const PipelinedLoad& l) const;
+  /// The shared memory the rings and copy barriers take (allocate_shared's sizes).
+  std::uint64_t ring_bytes() const;
 };
 
 struct PipelinePlan {

@@ -26,21 +26,6 @@ namespace tile::codegen::gpu {
 
 using ir::OpKind;
 
-namespace {
-/// Runs `body` where `cond` holds.
-template <class F>
-void only_if(GpuLowering& G, llvm::Value* cond, const char* name, F&& body) {
-  auto& B = G.b();
-  auto* then = llvm::BasicBlock::Create(G.S.ctx, std::string(name) + ".issue", G.S.fn);
-  auto* done = llvm::BasicBlock::Create(G.S.ctx, std::string(name) + ".done", G.S.fn);
-  B.CreateCondBr(cond, then, done);
-  B.SetInsertPoint(then);
-  body();
-  B.CreateBr(done);
-  B.SetInsertPoint(done);
-}
-}  // namespace
-
 void GpuLowering::lower_async(const ir::Op& op) {
   auto& B = b();
   auto* i64 = B.getInt64Ty();
@@ -109,12 +94,13 @@ void GpuLowering::lower_async(const ir::Op& op) {
       llvm::Value* x = get(op.operand(4)).regs[0];
       llvm::Value* y = get(op.operand(5)).regs[0];
       llvm::Value* map = copies().tensor_map(S, static_cast<unsigned>(op.attrs.ints[0]));
-      only_if(*this, B.CreateAnd(get(op.operand(6)).regs[0], first_thread()), "copy", [&] {
+      S.if_else(B.CreateAnd(get(op.operand(6)).regs[0], first_thread()), [&]() -> llvm::Value* {
         for (std::int64_t c = 0; c < cols / box_cols; ++c) {  // a box: one column block of the swizzled tile
           llvm::Value* dst = smem_abs(B.CreateAdd(at, B.getInt64(static_cast<std::uint64_t>(c * rows * box_cols * es))));
           copies().copy_tensor_2d(S, dst, map, B.CreateAdd(x, B.getInt32(static_cast<std::uint32_t>(c * box_cols))), y, b_slot);
         }
-      });
+        return nullptr;
+      }, nullptr, "copy");
       return;
     }
     case OpKind::copy_barrier_init:
@@ -124,20 +110,23 @@ void GpuLowering::lower_async(const ir::Op& op) {
         barrier_before_global_read(op.operand(k), /*async_proxy=*/true);
         note_global_read(op.operand(k), nullptr);
       }
-      only_if(*this, first_thread(), op.kind == OpKind::copy_barrier_init ? "barrier.init" : "barrier.inval", [&] {
+      S.if_else(first_thread(), [&]() -> llvm::Value* {
         for (std::int64_t k = 0; k < n; ++k) {
           llvm::Value* at = bar(0, B.getInt32(static_cast<std::uint32_t>(k)));
           if (op.kind == OpKind::copy_barrier_init) copies().barrier_init(S, at, static_cast<int>(op.attrs.ints[0]));
           else copies().barrier_inval(S, at);
         }
         if (op.kind == OpKind::copy_barrier_init) copies().barrier_init_fence(S);
-      });
+        return nullptr;
+      }, nullptr, op.kind == OpKind::copy_barrier_init ? "barrier.init" : "barrier.inval");
       return;
     }
     case OpKind::copy_barrier_expect: {
       llvm::Value* at = bar(0, get(op.operand(1)).regs[0]);
-      only_if(*this, B.CreateAnd(get(op.operand(2)).regs[0], first_thread()), "copy.expect",
-              [&] { copies().barrier_expect(S, at, static_cast<std::uint32_t>(op.attrs.ints[0])); });
+      S.if_else(B.CreateAnd(get(op.operand(2)).regs[0], first_thread()), [&]() -> llvm::Value* {
+        copies().barrier_expect(S, at, static_cast<std::uint32_t>(op.attrs.ints[0]));
+        return nullptr;
+      }, nullptr, "copy.expect");
       return;
     }
     case OpKind::copy_barrier_wait:
