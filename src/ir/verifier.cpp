@@ -603,7 +603,8 @@ class Verifier {
         if (op.attrs.ints[0] < 1) fail(op, "a copy's run is at least one element");
         break;
       }
-      case OpKind::async_commit: counts(op, 0, 0); break;
+      case OpKind::async_commit:
+      case OpKind::copy_fence: counts(op, 0, 0); break;
       case OpKind::async_wait:
         counts(op, op.operands.size(), 0);
         for (std::size_t i = 0; i < op.operands.size(); ++i)

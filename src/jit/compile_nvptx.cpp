@@ -20,6 +20,7 @@
 #include "jit/stage_timer.hpp"
 #include "layout/gpu_passes.hpp"
 #include "schedule/allocate_shared.hpp"
+#include "schedule/insert_barriers.hpp"
 #include "schedule/pipeline_loops.hpp"
 #include "schedule/software_pipeline.hpp"
 #include "support/build_id.hpp"
@@ -71,6 +72,25 @@ drivers::tensor_map_spec tensor_map_of(const ir::Function& f, const schedule::Pi
   return t;
 }
 
+/// `fn` (the GPU level, its buffers placed and its barriers in: allocate_shared, insert_barriers)
+/// as an optimized LLVM module for `a`; its shared bytes and widest exp batch into `k`.
+std::unique_ptr<llvm::Module> to_llvm(const ir::Function& fn, const analysis::AxisAnalysis& axis, const targets::nvptx::arch& a,
+                                      unsigned tensor_maps, const targets::nvptx::lowering_options& options, llvm::TargetMachine& tm,
+                                      llvm::LLVMContext& ctx, ptx_kernel& k, stage_timer* timer) {
+  const schedule::SharedPlan shared = schedule::plan_shared(fn);
+  targets::nvptx::NvptxTarget target(a, fn.num_warps, tensor_maps, options);
+  codegen::gpu::GpuLowering lowering(ctx, target, /*lanes=*/32, axis);
+  lowering.set_shared(&shared);
+  std::unique_ptr<llvm::Module> m = lowering.run(fn, k.entry);
+  k.shared_bytes = lowering.shared_bytes();
+  k.widest_exp_batch = target.widest_exp_batch();
+  if (timer) timer->lap("lower to LLVM");
+  optimize(*m, tm);
+  targets::nvptx::expand_integer_abs(*m);
+  if (timer) timer->lap("LLVM O3");
+  return m;
+}
+
 std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targets::nvptx::arch& a,
                                         const targets::nvptx::lowering_options& options, const std::string& digest,
                                         bool dumping, stage_timer& timer) {
@@ -120,7 +140,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
     std::cerr << "// ----- pipelined loops for " << a.name() << " (kernel " << gpu->name << ") ----- //\n"
               << schedule::print_pipelines(*gpu, pipes) << std::flush;
   // the pipelined loops' rings, copies, waits and barriers; every shared-memory buffer placed
-  // (offsets into the local_allocs: TILE_DUMP_IR)
+  // (offsets into the local_allocs: TILE_DUMP_IR); the barriers between the threads' accesses
   {
     auto o = pass_options;
     o.input_stage = "stage_mma_operands";
@@ -131,25 +151,16 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
       pm.add(transforms::make_dce());  // what only fed the loads the rings replaced
     }
     pm.add(schedule::make_allocate_shared());
+    pm.add(schedule::make_insert_barriers());  // the barriers and fences between the threads' accesses
     pm.run(*gpu);
   }
   if (!pipes.loops.empty()) axis_store.emplace(*gpu);  // (the prologues' and copies' values)
-  const schedule::SharedPlan shared = schedule::plan_shared(*gpu);
   const ir::Function& fn = *gpu;
   const analysis::AxisAnalysis& axis = *axis_store;
   timer.lap("layouts, pipelining");
   llvm::LLVMContext ctx;
-  targets::nvptx::NvptxTarget target(a, fn.num_warps, static_cast<unsigned>(pipes.tensor_maps.size()), options);
-  codegen::gpu::GpuLowering lowering(ctx, target, caps.lanes, axis);
-  lowering.set_shared(&shared);
-  std::unique_ptr<llvm::Module> m = lowering.run(fn, k->entry);
-  k->shared_bytes = lowering.shared_bytes();
-  k->widest_exp_batch = target.widest_exp_batch();
-  timer.lap("lower to LLVM");
   auto tm = targets::nvptx::make_target_machine(a);
-  optimize(*m, *tm);
-  targets::nvptx::expand_integer_abs(*m);
-  timer.lap("LLVM O3");
+  std::unique_ptr<llvm::Module> m = to_llvm(fn, axis, a, static_cast<unsigned>(pipes.tensor_maps.size()), options, *tm, ctx, *k, &timer);
   k->ptx = emit(*m, *tm, emit_kind::assembly);
   timer.lap("PTX");
   if (dumping) {
@@ -265,6 +276,23 @@ std::string hooks_ptx(const targets::nvptx::arch& a, int num_warps,
   body(L, target);
   target.emit_return(L);
   auto tm = targets::nvptx::make_target_machine(a);
+  return emit(*m, *tm, emit_kind::assembly);
+}
+
+std::string gpu_ir_ptx(const ir::Function& gpu_level, const targets::nvptx::arch& a) {
+  auto f = ir::clone(gpu_level);
+  transforms::PassManager::Options o;
+  o.verify = true;
+  transforms::PassManager pm(o);
+  pm.add(schedule::make_allocate_shared());
+  pm.add(schedule::make_insert_barriers());
+  pm.run(*f);
+  const analysis::AxisAnalysis axis(*f);
+  ptx_kernel k;
+  k.entry = entry_name(f->name);
+  llvm::LLVMContext ctx;
+  auto tm = targets::nvptx::make_target_machine(a);
+  std::unique_ptr<llvm::Module> m = to_llvm(*f, axis, a, 0, {}, *tm, ctx, k, nullptr);
   return emit(*m, *tm, emit_kind::assembly);
 }
 

@@ -75,6 +75,11 @@ std::string variant_name(const ptx_kernel& k);
 std::string hooks_ptx(const targets::nvptx::arch& a, int num_warps,
                       const std::function<void(codegen::Lowering&, const targets::nvptx::NvptxTarget&)>& body);
 
+/// The PTX of `gpu_level`, a kernel at the GPU level of the IR (as ir::parse reads a
+/// TILE_DUMP_IR dump), with no loop left to pipeline: its buffers placed and its barriers
+/// inserted (allocate_shared, insert_barriers), then lowered op by op (the emitter's own tests).
+std::string gpu_ir_ptx(const ir::Function& gpu_level, const targets::nvptx::arch& a);
+
 /// Compiles `fn` for the driver's device and loads it: the cubin from the disk cache when a
 /// previous process left one, else PTX through ptxas or the driver's JIT (the cubin then
 /// stored). Where the kernel's registers limit how many of its blocks an SM holds and a

@@ -17,6 +17,10 @@ inline mma_engine engine_of(const ir::Op& dot) {
   const auto& a = dot.attrs.ints;
   return dot.kind == ir::OpKind::dot && a.size() >= 4 ? static_cast<mma_engine>(a[1]) : mma_engine::none;
 }
+/// Whether the engine reads its operands from shared memory itself, through another path than
+/// the threads' loads (a warpgroup's MMA): the threads' stores to its buffers are fenced for it
+/// (shared_fence) before a barrier. A warp's MMA reads them through the threads' own loads.
+inline bool reads_shared_directly(mma_engine e) { return e == mma_engine::warpgroup; }
 /// The warps along M and N of a dot on tensor cores.
 inline std::array<int, 2> mma_warps_of(const ir::Op& dot) {
   const auto& a = dot.attrs.ints;

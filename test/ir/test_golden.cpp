@@ -3,7 +3,7 @@
 // (constant_fold, cse, dce, load_cse, version_single_trip_loops, canonicalize,
 // lower_descriptor_loads; the GPU level's select_mma, assign_layouts, remove_conversions,
 // stage_mma_operands, to_gpu_ir, pipeline_loops (the loops plan_pipelines picks; dce after it)
-// and allocate_shared, for the target a
+// allocate_shared and insert_barriers, for the target a
 // `// TARGET: sm_80|sm_90a|wave64` line names, sm_90a by default)
 // and `// CHECK:` / `// CHECK-NEXT:` / `// CHECK-NOT:` lines checked
 // against the IR printed after them (without locations), FileCheck's way: CHECK finds its text
@@ -23,6 +23,7 @@
 #include "layout/gpu_passes.hpp"
 #include "analysis/axis_info.hpp"
 #include "schedule/allocate_shared.hpp"
+#include "schedule/insert_barriers.hpp"
 #include "schedule/pipeline_loops.hpp"
 #include "transforms/lower_descriptor_loads.hpp"
 #include "transforms/pass_manager.hpp"
@@ -106,7 +107,8 @@ void run_passes(ir::Function& f, const std::string& list, const layout::target_c
         {"assign_layouts", [&] { return layout::make_assign_layouts(caps); }},
         {"remove_conversions", layout::make_remove_conversions},
         {"stage_mma_operands", layout::make_stage_mma_operands},
-        {"allocate_shared", [&] { return schedule::make_allocate_shared(); }}};
+        {"allocate_shared", [&] { return schedule::make_allocate_shared(); }},
+        {"insert_barriers", [&] { return schedule::make_insert_barriers(); }}};
     auto it = passes.find(name);
     REQUIRE_MESSAGE(it != passes.end(), "unknown pass in RUN: " << name);
     transforms::PassManager pm(o);

@@ -36,3 +36,27 @@ TEST_CASE("GPU target core: NVPTX hands out its tensor-core and asynchronous-cop
   CHECK(hooks.mma() != nullptr);
   CHECK(hooks.async_copy() != nullptr);
 }
+
+TEST_CASE("GPU level to PTX: a named barrier of the IR is the target's bar.sync id, threads; the lowering adds none of its own") {
+  // the store writes what each thread loaded itself (one pointer tile, one layout): insert_barriers
+  // needs no CTA barrier, so the only one is the IR's, of warps 0 and 1 on barrier 1
+  const std::string text =
+      "#L0 = linear<[128] reg = [], lane = [[1], [2], [4], [8], [16]], warp = [[32], [64]]>\n"
+      "kernel @named(%arg0: ptr<f32> {div=16}) attributes {gpu, num_warps = 4, num_stages = 3} {\n"
+      "  %0 = arange {start = 0, end = 128} : i32[128] #L0\n"
+      "  %1 = splat %arg0 : ptr<f32> -> ptr<f32>[128] #L0\n"
+      "  %2 = addptr %1, %0 : ptr<f32>[128] #L0\n"
+      "  %3 = load %2 : f32[128] #L0\n"
+      "  barrier {id = 1, threads = 64}\n"
+      "  store %2, %3 : ptr<f32>[128] #L0, f32[128] #L0\n"
+      "  return\n"
+      "}\n";
+  const std::string ptx = jit::gpu_ir_ptx(*ir::parse(text, "named.tir"), targets::nvptx::parse_arch("sm_90a"));
+  INFO(ptx);
+  CHECK(ptx.find("bar.sync 1, 64;") != std::string::npos);
+  CHECK(ptx.find("bar.sync \t0;") == std::string::npos);
+  // a CTA barrier of the IR: bar.sync 0
+  std::string cta = text;
+  cta.replace(cta.find("barrier {id = 1, threads = 64}"), 30, "barrier {id = 0}");
+  CHECK(jit::gpu_ir_ptx(*ir::parse(cta, "cta.tir"), targets::nvptx::parse_arch("sm_90a")).find("bar.sync \t0;") != std::string::npos);
+}

@@ -12,12 +12,12 @@
 //   copy_barrier_*       init (after the program's writes to the copies' tensors are visible to
 //                        the copy engine; + the fence that shows the barriers to it) and inval by
 //                        the first thread; expect (arrive with the bytes) by it where valid; wait by all
-//   barrier              the CTA barrier (clears what the lowering tracks as written since); one
-//                        of some threads (a named barrier) is refused for now
+//   barrier              the target's barrier: the CTA's, or a named one of some warps
 //   shared_fence         the engine's make_visible (wgmma reads through another path)
+//   copy_fence           the program's global writes visible to the copy engine
 //   mma_wait             the engine's wait on the accumulator's registers, 128 at a time
-// Global memory: a copy reads memory ordinary stores of the program may have written, so it
-// waits for them as a load does (barrier_before_global_read; the TMA's reads are fenced for).
+// Global memory: a copy reads memory ordinary stores of the program may have written; the IR
+// orders it after them as a load (schedule/insert_barriers.cpp: copy_fence and barrier).
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/gpu/gpu_lowering.hpp"
@@ -65,8 +65,6 @@ void GpuLowering::lower_async(const ir::Op& op) {
       const std::int64_t rows = t.shape[0], cols = t.shape[1];
       const auto es = static_cast<std::int64_t>(size_of(t.elem));
       const int run = static_cast<int>(op.attrs.ints[0]);
-      barrier_before_global_read(op.operand(1));
-      note_global_read(op.operand(1), nullptr);  // copied ahead: any element, any time
       const DV ptr = operand(op, 1);
       llvm::Value* valid = get(op.operand(2)).regs[0];
       std::optional<DV> mask;
@@ -87,8 +85,6 @@ void GpuLowering::lower_async(const ir::Op& op) {
       const ir::Type& t = op.operand(1)->type;
       const std::int64_t rows = t.shape[0], cols = t.shape[1], box_cols = op.attrs.ints[1];
       const auto es = static_cast<std::int64_t>(size_of(t.elem));
-      barrier_before_global_read(op.operand(0), /*async_proxy=*/true);
-      note_global_read(op.operand(0), nullptr);
       llvm::Value* at = buffer_at(op.operand(1));
       llvm::Value* b_slot = bar(2, get(op.operand(3)).regs[0]);
       llvm::Value* x = get(op.operand(4)).regs[0];
@@ -106,10 +102,6 @@ void GpuLowering::lower_async(const ir::Op& op) {
     case OpKind::copy_barrier_init:
     case OpKind::copy_barrier_inval: {
       const std::int64_t n = op.operand(0)->type.shape[0];
-      for (unsigned k = 1; k < op.operands.size(); ++k) {  // the tensors the copies read
-        barrier_before_global_read(op.operand(k), /*async_proxy=*/true);
-        note_global_read(op.operand(k), nullptr);
-      }
       S.if_else(first_thread(), [&]() -> llvm::Value* {
         for (std::int64_t k = 0; k < n; ++k) {
           llvm::Value* at = bar(0, B.getInt32(static_cast<std::uint32_t>(k)));
@@ -131,17 +123,14 @@ void GpuLowering::lower_async(const ir::Op& op) {
     }
     case OpKind::copy_barrier_wait:
       copies().barrier_wait(S, bar(0, get(op.operand(1)).regs[0]), get(op.operand(2)).regs[0]);
-      smem_dirty_ = true;  // (the buffers' other users: the previous iteration's threads)
       return;
     case OpKind::barrier:
-      if (op.attrs.ints[0] != 0 || op.attrs.ints[1] != -1)  // (what the lowering's own barriers track is the CTA's)
-        unsupported(op, "a barrier of some of the CTA's threads (a named barrier): not lowered yet");
-      barrier();
+      target.barrier(S, static_cast<int>(op.attrs.ints[0]), op.attrs.ints[1] == -1 ? 0 : static_cast<int>(op.attrs.ints[1]));
       return;
     case OpKind::shared_fence:
       mma().make_visible(*this, static_cast<layout::mma_engine>(op.attrs.ints[0]));
-      smem_unfenced_ = false;
       return;
+    case OpKind::copy_fence: copies().global_writes_visible(S); return;
     case OpKind::mma_wait: {
       DV res = get(op.operand(0));
       res.type = op.result()->type;

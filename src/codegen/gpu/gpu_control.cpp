@@ -96,19 +96,6 @@ void GpuLowering::lower_control(const ir::Op& op) {
       std::vector<DV> cur;
       Carried c = make_phis(init, cur);
       add_incoming(c, init, pre);
-      // shared memory: the body's first write waits for the previous iteration's reads; after
-      // the loop, as before it unless the body used shared memory
-      const bool dirty_before = smem_dirty_;
-      const std::uint64_t uses_before = smem_uses_;
-      smem_dirty_ = true;
-      // the previous iteration's buffer writes, where the body makes buffers
-      const bool body_allocs = makes_buffers(*op.region(0));
-      smem_written_ = smem_written_ || body_allocs;
-      smem_unfenced_ = smem_unfenced_ || body_allocs;
-      const GlobalWrites body_writes = writes_global(*op.region(0));
-      global_dirty_ |= body_writes;  // the previous iteration's stores
-      const GlobalWrites body_reads = reads_global(*op.region(0));
-      global_read_.push_back({body_reads, nullptr, std::nullopt});  // … and reads
       // the body sees the induction variable through target.opaque (gpu_target.hpp: no 64-bit
       // pointer recurrences); the loop's own step and test use it directly
       llvm::Value* body_iv = iv->getType()->isIntegerTy(32) || iv->getType()->isIntegerTy(64) ? target.opaque(S, iv) : iv;
@@ -126,11 +113,6 @@ void GpuLowering::lower_control(const ir::Op& op) {
       Carried r = make_phis(init, res);
       add_incoming(r, init, pre);
       add_incoming(r, y, latch);
-      smem_dirty_ = smem_uses_ != uses_before || dirty_before;
-      smem_written_ = smem_written_ || body_allocs;
-      smem_unfenced_ = smem_unfenced_ || body_allocs;
-      global_dirty_ |= body_writes;
-      global_read_.push_back({body_reads, nullptr, std::nullopt});
       for (std::size_t k = 0; k < res.size(); ++k) {
         res[k].type = op.result(static_cast<unsigned>(k))->type;
         set(op.result(static_cast<unsigned>(k)), res[k]);
@@ -150,18 +132,6 @@ void GpuLowering::lower_control(const ir::Op& op) {
       std::vector<DV> cur;
       Carried c = make_phis(init, cur);
       add_incoming(c, init, pre);
-      const bool dirty_before = smem_dirty_;  // as in `for`
-      const std::uint64_t uses_before = smem_uses_;
-      smem_dirty_ = true;
-      const bool loop_allocs = makes_buffers(*op.region(0)) || makes_buffers(*op.region(1));
-      smem_written_ = smem_written_ || loop_allocs;
-      smem_unfenced_ = smem_unfenced_ || loop_allocs;
-      GlobalWrites loop_writes = writes_global(*op.region(0));
-      loop_writes |= writes_global(*op.region(1));
-      global_dirty_ |= loop_writes;
-      GlobalWrites loop_reads = reads_global(*op.region(0));
-      loop_reads |= reads_global(*op.region(1));
-      global_read_.push_back({loop_reads, nullptr, std::nullopt});
       std::vector<DV> cv = lower_region(*op.region(0), cur);
       B.CreateCondBr(cv.at(0).regs.at(0), body, exit);
       B.SetInsertPoint(body);
@@ -169,11 +139,6 @@ void GpuLowering::lower_control(const ir::Op& op) {
       add_incoming(c, y, B.GetInsertBlock());
       B.CreateBr(cond);
       B.SetInsertPoint(exit);
-      smem_dirty_ = smem_uses_ != uses_before || dirty_before;
-      smem_written_ = smem_written_ || loop_allocs;
-      smem_unfenced_ = smem_unfenced_ || loop_allocs;
-      global_dirty_ |= loop_writes;
-      global_read_.push_back({loop_reads, nullptr, std::nullopt});
       for (std::size_t k = 0; k < cur.size(); ++k) {
         cur[k].type = op.result(static_cast<unsigned>(k))->type;
         set(op.result(static_cast<unsigned>(k)), cur[k]);
@@ -186,32 +151,16 @@ void GpuLowering::lower_control(const ir::Op& op) {
       auto* else_bb = llvm::BasicBlock::Create(ctx, "if.else", S.fn);
       auto* merge = llvm::BasicBlock::Create(ctx, "if.end", S.fn);
       B.CreateCondBr(cnd, then_bb, else_bb);
-      const bool dirty = smem_dirty_, written = smem_written_, unfenced = smem_unfenced_;
-      const GlobalWrites gdirty = global_dirty_;
-      const auto greads = global_read_;
       B.SetInsertPoint(then_bb);
       std::vector<DV> tv = fit(lower_region(*op.region(0), {}));
       llvm::BasicBlock* tend = B.GetInsertBlock();
       B.CreateBr(merge);
-      const bool then_dirty = smem_dirty_, then_written = smem_written_, then_unfenced = smem_unfenced_;
-      smem_dirty_ = dirty;
-      smem_written_ = written;
-      smem_unfenced_ = unfenced;
-      global_dirty_ = gdirty;
-      global_read_ = greads;
       B.SetInsertPoint(else_bb);
       std::vector<DV> ev;
       if (op.regions.size() > 1) ev = fit(lower_region(*op.region(1), {}));
       llvm::BasicBlock* eend = B.GetInsertBlock();
       B.CreateBr(merge);
       B.SetInsertPoint(merge);
-      smem_dirty_ = smem_dirty_ || then_dirty;  // whichever branch ran
-      smem_written_ = smem_written_ || then_written;
-      smem_unfenced_ = smem_unfenced_ || then_unfenced;
-      global_dirty_ = gdirty;  // whichever branch ran: as before it, or written in it
-      for (const auto& r : op.regions) global_dirty_ |= writes_global(*r);
-      global_read_ = greads;  // as before it, or read in it
-      for (const auto& r : op.regions) global_read_.push_back({reads_global(*r), nullptr, std::nullopt});
       for (std::size_t k = 0; k < op.results.size(); ++k) {
         DV d{lay(k), {}, op.result(static_cast<unsigned>(k))->type};
         for (std::size_t r = 0; r < tv.at(k).regs.size(); ++r) {

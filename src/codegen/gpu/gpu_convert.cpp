@@ -4,9 +4,8 @@
 // A conversion that moves elements between threads goes through shared memory: the threads that
 // own the elements (replicated copies skip the write) store them at their row-major position,
 // with one element of padding per row of 32 or more so that a column access hits 32 banks
-// rather than one; a barrier; every thread reads the elements of the new layout. A barrier
-// before the next write into shared memory is emitted only when shared memory was read since
-// the last barrier (straight-line code; control flow joins count as read).
+// rather than one; a barrier; every thread reads the elements of the new layout (one scratch
+// phase: schedule/shared_scratch.hpp; the barrier before it is the IR's, insert_barriers').
 // Where both layouts keep runs of elements along the last axis in a thread and rows are a
 // multiple of 128 bytes (an accumulator to the store's 16-byte layout), convert_swizzled moves
 // whole runs instead — vector stores and loads, rows unpadded, 16-byte chunks XOR-swizzled by row.
@@ -116,20 +115,13 @@ llvm::Value* GpuLowering::smem_at(llvm::Value* byte_offset) {
 }
 
 llvm::Value* GpuLowering::smem_abs(llvm::Value* byte_offset) {
-  ++smem_uses_;
   return b().CreateGEP(b().getInt8Ty(), target.shared_base(S), byte_offset);
 }
 
-void GpuLowering::barrier() {
-  target.barrier(S, 0, 0);
-  smem_dirty_ = false;
-  smem_written_ = false;
-  global_dirty_ = {};  // a CTA barrier orders every thread's global accesses before it, too
-  global_read_.clear();
-}
+void GpuLowering::barrier() { target.barrier(S, 0, 0); }
 
-void GpuLowering::barrier_before_write() {
-  if (smem_dirty_) barrier();
+void GpuLowering::scratch_phase() {
+  if (scratch_phases_++ > 0) barrier();  // the op's previous phase's loads are done
 }
 
 namespace {
@@ -169,7 +161,7 @@ DV GpuLowering::convert(const DV& x, const LinearLayout& to) {
     if (pad.row) flat = b().CreateAdd(flat, b().CreateLShr(flat, b().getInt32(static_cast<std::uint32_t>(std::countr_zero(static_cast<std::uint64_t>(pad.row))))));
     return b().CreateMul(b().CreateZExt(flat, b().getInt64Ty()), b().getInt64(static_cast<std::uint64_t>(es)));
   };
-  barrier_before_write();
+  scratch_phase();
   llvm::Value* writer = is_writer(x.layout);
   auto* wr = llvm::BasicBlock::Create(S.ctx, "cvt.write", S.fn);
   auto* done = llvm::BasicBlock::Create(S.ctx, "cvt.written", S.fn);
@@ -182,7 +174,6 @@ DV GpuLowering::convert(const DV& x, const LinearLayout& to) {
   barrier();
   DV out{to, {}, x.type};
   for (int r = 0; r < to.num_regs(); ++r) out.regs.push_back(S.from_storage(b().CreateLoad(mty, smem_at(offset(to, r))), st));
-  note_smem_read();
   return out;
 }
 
@@ -219,7 +210,7 @@ std::optional<DV> GpuLowering::convert_swizzled(const DV& x, const LinearLayout&
     llvm::Value* sw = B.CreateShl(B.CreateAnd(rw, B.getInt64(7)), B.getInt64(4));
     return B.CreateAdd(B.CreateMul(rw, B.getInt64(static_cast<std::uint64_t>(row_bytes))), B.CreateXor(cb, sw));
   };
-  barrier_before_write();
+  scratch_phase();
   S.if_else(is_writer(x.layout), [&]() -> llvm::Value* {
     for (int r = 0; r < x.layout.num_regs(); r += ws) {
       llvm::Value* v = storage_run(x, static_cast<std::size_t>(r), ws, st);  // before the address, in this order
@@ -235,7 +226,6 @@ std::optional<DV> GpuLowering::convert_swizzled(const DV& x, const LinearLayout&
     for (int e = 0; e < wl; ++e)
       out.regs.push_back(S.from_storage(B.CreateExtractElement(v, B.getInt32(static_cast<std::uint32_t>(e))), st));
   }
-  note_smem_read();
   return out;
 }
 

@@ -13,21 +13,18 @@ namespace tile::codegen::gpu {
 void GpuLowering::lower_dot_mma(const ir::Op& op) {
   // A and B are shared-memory buffers their local_allocs wrote (layout/stage_mma_operands.cpp:
   // 16-bit A [M][K] and B [K][N] swizzled, other types A row-major and B transposed [N][K] with
-  // rows padded by 16 bytes): made visible to the engine's reads, then a barrier; the target's
-  // engine reads its fragments from them and runs the steps.
+  // rows padded by 16 bytes), made visible to the engine's reads by the fence and barrier the IR
+  // has before the dot (schedule/insert_barriers.cpp); the target's engine reads its fragments
+  // from them and runs the steps.
   const ir::Type& at = op.operand(0)->type;
   const std::int64_t K = at.shape[1];
   const auto es = static_cast<std::int64_t>(size_of(at.elem));
   const DV acc = operand(op, 2);  // in the accumulator layout
-  if (smem_unfenced_) mma().make_visible(*this, layout::engine_of(op));  // (a barrier orders the threads, not the engine's reads)
-  smem_unfenced_ = false;
-  barrier_after_write();  // the local_allocs' stores are visible to every warp
   const bool swizzled = op.operand(0)->type.mem == ir::smem::swizzled;
   const std::int64_t ld = K + 16 / es;  // the padded buffers' rows (elements)
   const int in_flight = op.attrs.ints.size() > 4 ? static_cast<int>(op.attrs.ints[4]) : 0;
   DV res = mma().dot(*this, op, buffer_at(op.operand(0)), buffer_at(op.operand(1)), swizzled ? K : ld,
                      swizzled ? op.operand(1)->type.shape[1] : ld, acc, in_flight);
-  note_smem_read();
   set(op.result(), std::move(res));
 }
 
@@ -56,7 +53,7 @@ void GpuLowering::lower_dot(const ir::Op& op) {
   DV acc = operand(op, 2);
 
   // operands into shared memory, row-major, in the compute type
-  barrier_before_write();
+  scratch_phase();
   auto store_all = [&](const DV& x, const ir::Type& t, std::uint64_t base) {
     llvm::Value* writer = is_writer(x.layout);
     S.if_else(writer, [&]() -> llvm::Value* {
@@ -117,7 +114,6 @@ void GpuLowering::lower_dot(const ir::Op& op) {
   k->addIncoming(k1, B.GetInsertBlock());
   B.CreateCondBr(B.CreateICmpULT(k1, B.getInt64(static_cast<std::uint64_t>(K))), loop, done);
   B.SetInsertPoint(done);
-  note_smem_read();
   DV res{C, {}, rt};
   // the sums after the last k (not the phis: those hold the sums before it)
   for (int r = 0; r < nr; ++r) res.regs.push_back(cd == out ? next[static_cast<std::size_t>(r)] : S.from_compute(next[static_cast<std::size_t>(r)], out));

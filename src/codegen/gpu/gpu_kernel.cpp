@@ -1,6 +1,7 @@
 // src/codegen/gpu/gpu_kernel.cpp — layer: codegen (gpu). The GPU lowering's driver: the kernel
 // function, thread indices, op dispatch, constants, program ids, arange, elementwise ops.
 #include <bit>
+#include <utility>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -79,11 +80,7 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
   }
   smem_bytes_ = shared_ ? shared_->top : 0;
   smem_floor_ = 0;
-  smem_dirty_ = false;
-  smem_written_ = smem_unfenced_ = false;
-  global_dirty_ = {};
-  global_read_.clear();
-  origins_.emplace(f);
+  scratch_phases_ = 0;
   lower_block(f.body);
   llvm::IRBuilder<> eb(S.entry);
   eb.CreateBr(body);
@@ -93,7 +90,6 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
   if (llvm::verifyFunction(*S.fn, &os))
     throw tile::error("codegen (gpu): internal error: invalid LLVM IR for kernel '" + f.name + "': " + os.str());
   values_.clear();
-  origins_.reset();
   S.mod = nullptr;
   S.fn = nullptr;
   return m;
@@ -113,7 +109,14 @@ std::vector<DV> GpuLowering::lower_region(const ir::Block& region, const std::ve
 }
 
 void GpuLowering::lower_op(const ir::Op& op) {
+  const int outer_phases = std::exchange(scratch_phases_, 0);  // (the op whose region this op is in)
   lower_op_body(op);
+  // the barriers before and between its phases through shared memory are where
+  // schedule/insert_barriers.cpp expects them only if it runs as many as the contract says
+  if (const int want = schedule::scratch_phases(op, num_warps); want != scratch_phases_)
+    unsupported(op, "internal error: the lowering moved elements through shared memory " + std::to_string(scratch_phases_) +
+                        " times in this op where schedule/shared_scratch.hpp says " + std::to_string(want));
+  scratch_phases_ = outer_phases;
   // every result is in the layout its type names: its users read its registers by that layout
   for (const auto& r : op.results) {
     if (r->type.shape.empty() || r->type.is_buffer() || !values_.count(r.get())) continue;
@@ -178,6 +181,7 @@ void GpuLowering::lower_op_body(const ir::Op& op) {
     case OpKind::copy_barrier_inval:
     case OpKind::barrier:
     case OpKind::shared_fence:
+    case OpKind::copy_fence:
     case OpKind::mma_wait: lower_async(op); return;
     case OpKind::splat: {
       const DV& s = get(op.operand(0));

@@ -9,8 +9,7 @@
 //                     memory (padded rows), between barriers (gpu_convert.cpp); the IR's passes
 //                     (layout/gpu_passes.hpp) put one wherever an op wants another layout, so
 //                     every other op finds its operands in the layouts it needs;
-//   loads/stores      (a barrier orders a program's global stores before its later loads)
-//                     per run of registers: 128-bit vector accesses where axis info shows
+//   loads/stores      per run of registers: 128-bit vector accesses where axis info shows
 //                     contiguity, alignment and a mask constant over the run, predicated
 //                     otherwise; replicated threads do not write (gpu_memory.cpp);
 //   reduce            in the thread, across lanes with butterfly shuffles, across warps through
@@ -24,8 +23,11 @@
 //                     copy barriers, barriers, fences, waits on dots left in flight).
 // Shared memory is one dynamic buffer: the buffers the IR names (local_allocs, the rings of
 // pipelined loops) at the offsets allocate_shared gave them, and what an op uses for itself
-// (a conversion, a cross-warp step) above the buffers live at that op (smem_floor_), between
-// barriers; its size is the largest top (shared_bytes()).
+// (a conversion, a cross-warp step) above the buffers live at that op (smem_floor_); its size is
+// the largest top (shared_bytes()). Barriers and fences are the IR's (schedule/insert_barriers):
+// the lowering adds only those inside the ops that move elements through shared memory
+// (schedule/shared_scratch.hpp), and checks that each such op moves them as often as that
+// contract says.
 #pragma once
 
 #include <functional>
@@ -39,27 +41,14 @@
 #include <vector>
 
 #include "analysis/axis_info.hpp"
-#include "analysis/pointer_origin.hpp"
 #include "codegen/gpu/gpu_target.hpp"
 #include "codegen/lowering.hpp"
 #include "layout/assign_layouts.hpp"
 #include "layout/mma_engine.hpp"
 #include "schedule/allocate_shared.hpp"
+#include "schedule/shared_scratch.hpp"
 
 namespace tile::codegen::gpu {
-
-/// Global stores since the last barrier, by where their pointers come from
-/// (analysis/pointer_origin.hpp).
-struct GlobalWrites {
-  std::uint64_t own = 0;  // bit i: through kernel argument i, whose memory no other argument reaches
-  bool shared = false;    // through an argument that may share memory with another
-  bool unknown = false;   // through a pointer of no known origin (may be anywhere)
-  bool any() const { return own || shared || unknown; }
-  GlobalWrites& operator|=(const GlobalWrites& o) {
-    own |= o.own, shared |= o.shared, unknown |= o.unknown;
-    return *this;
-  }
-};
 
 /// How many leading registers of `l` are consecutive elements along one axis; that axis.
 using layout::register_run;
@@ -78,7 +67,7 @@ class GpuLowering {
   static constexpr int kMaxRegsPerThread = 1024;
   /// Scans whose rows fit a thread in at most this many registers run sequentially in the thread
   /// (the interpreter's order); longer rows scan in parallel (gpu_reduce.cpp).
-  static constexpr int kScanSequentialRegs = 256;
+  static constexpr int kScanSequentialRegs = schedule::kScanSequentialRegs;
   /// `lanes`: threads a warp (the target's); `axis`: the facts of the kernel run() lowers.
   GpuLowering(llvm::LLVMContext& ctx, const GpuTargetHooks& target, int lanes, const analysis::AxisAnalysis& axis);
   /// `f` must be at the GPU level of the IR (layout/gpu_passes.hpp): every tile's layout is in
@@ -144,10 +133,12 @@ class GpuLowering {
   void reserve(std::uint64_t bytes) { smem_bytes_ = std::max(smem_bytes_, bytes + smem_floor_); }
   /// Pointer `bytes` into the dynamic shared buffer, the floor not added (the ring's own accesses).
   llvm::Value* smem_abs(llvm::Value* byte_offset);
-  /// A barrier before shared memory is written again, unless none is needed since the last one.
-  void barrier_before_write();
+  /// The start of one of the current op's phases through shared memory (shared_scratch.hpp): a
+  /// barrier first unless it is the op's first (insert_barriers placed that one's), then its
+  /// stores, barrier(), its loads.
+  void scratch_phase();
+  /// A CTA barrier.
   void barrier();
-  void note_smem_read() { smem_dirty_ = true; }
   /// The 32-bit word of 16-bit float registers `lo` (low half) and `hi` that are both conversions
   /// from f32 to f16 (or both to bf16, whose registers are the i16 of their bits): one
   /// cvt.rn.f16x2.f32 (cvt.rn.bf16x2.f32) of their sources; nullptr otherwise.
@@ -155,30 +146,6 @@ class GpuLowering {
   /// Registers r0 .. r0 + w - 1 of `val` as one vector of scalar type `st`'s storage, for a vector
   /// store; f16 and bf16 (w even) as 32-bit words, each pair converted from f32 by one pack_16x2.
   llvm::Value* storage_run(const DV& val, std::size_t r0, int w, const ir::Type& st);
-  /// Global memory: a load or atomic after a store or atomic of the same program that may touch
-  /// the same bytes waits at a barrier (the interpreter's whole-tile order: another thread of the
-  /// CTA may have written the element — replicated layouts, different layouts of one buffer).
-  /// Accesses whose pointers come from different arguments that the launch found disjoint
-  /// (ir::ArgInfo::noalias) cannot meet and need none. Control flow counts a region that writes
-  /// as a write at its entry and exit.
-  GlobalWrites writes_through(const ir::Value* ptr) const;
-  void note_global_write(const ir::Value* ptr) { global_dirty_ |= writes_through(ptr); }
-  /// And the other way round: a store or atomic that may touch bytes another thread of the CTA
-  /// read earlier in the program (a load's and a store's layouts differ, or the load's
-  /// replicates elements) waits at a barrier for those reads, so that every read sees the
-  /// memory as it was before the store, as in the interpreter. A store through the very pointer
-  /// tile a load read, in the same unreplicated layout, touches only what its own thread read
-  /// and needs none (tl::store(p, tl::load(p) + 1)). `layout`: the pointers' (null: unknown, a
-  /// region's reads).
-  void note_global_read(const ir::Value* ptr, const layout::LinearLayout* layout);
-  void barrier_before_global_write(const ir::Value* ptr, const layout::LinearLayout& layout);
-  GlobalWrites reads_global(const ir::Block& b) const { return accesses_global(b, true); }
-  /// `async_proxy`: the read is the TMA's (the async proxy), so the writes it meets are fenced
-  /// for it (fence.proxy.async.global) before the barrier.
-  void barrier_before_global_read(const ir::Value* ptr, bool async_proxy = false);
-  GlobalWrites writes_global(const ir::Block& b) const { return accesses_global(b, false); }
-  /// Where the loads (`reads`) or the stores of a region reach, atomics counted as both.
-  GlobalWrites accesses_global(const ir::Block& b, bool reads) const;
   /// Registers of `l` that axis info proves hold equal values of `v` come in aligned runs of
   /// this many (constancy along the registers' leading axis); 1 when nothing is proven.
   /// Elementwise ops compute one value per run.
@@ -193,7 +160,7 @@ class GpuLowering {
   void lower_memory(const ir::Op& op);
   void lower_reduce(const ir::Op& op);
   void lower_scan(const ir::Op& op);
-  void lower_scan_parallel(const ir::Op& op);
+  void lower_scan_parallel(const ir::Op& op, const layout::LinearLayout& P);
   /// A scan's operands converted to `l`, each thread's runs along the axis (registers sharing
   /// every other coordinate, in scan order) scanned sequentially: the results, the element
   /// types, each run's registers in scan order and its inclusive total.
@@ -227,10 +194,6 @@ class GpuLowering {
   /// The byte offset (i64) of a buffer: a local_alloc's (allocate_shared's), or a ring's buffer
   /// (buffer_index).
   llvm::Value* buffer_at(const ir::Value* buffer) const { return get(buffer).regs.at(0); }
-  /// A barrier, if shared memory was written since the last one (before reading a buffer).
-  void barrier_after_write();
-  /// Whether `b` (its nested regions included) makes shared-memory buffers (local_alloc).
-  static bool makes_buffers(const ir::Block& b);
 
   /// Where the shared-memory buffers live (schedule/allocate_shared.hpp); set before run(): each
   /// op's own shared memory goes above the buffers live at it.
@@ -266,20 +229,8 @@ class GpuLowering {
   layout::LinearLayout scalar_;  // the layout of scalars for the kernel's warps
   std::uint64_t smem_bytes_ = 0;
   std::uint64_t smem_floor_ = 0;  // bytes at the start of the buffer other uses stay above
-  bool smem_dirty_ = false;
-  bool smem_written_ = false;   // a buffer written since the last barrier (a local_alloc)
-  bool smem_unfenced_ = false;  // a buffer written since the tensor-core engine last made writes visible
   const schedule::SharedPlan* shared_ = nullptr;
-  std::uint64_t smem_uses_ = 0;  // pointers into shared memory made so far (smem_abs): which regions use it
-  GlobalWrites global_dirty_;
-  /// Global reads since the last barrier: where, and which pointer tile in which layout read it.
-  struct PendingRead {
-    GlobalWrites where;
-    const ir::Value* ptr = nullptr;  // null: a region's reads (any thread, any element)
-    std::optional<layout::LinearLayout> layout;
-  };
-  std::vector<PendingRead> global_read_;
-  std::optional<analysis::PointerOrigins> origins_;
+  int scratch_phases_ = 0;  // the phases through shared memory the op being lowered ran so far
 };
 
 }  // namespace tile::codegen::gpu

@@ -18,71 +18,6 @@ namespace tile::codegen::gpu {
 
 using ir::OpKind;
 
-GlobalWrites GpuLowering::writes_through(const ir::Value* ptr) const {
-  GlobalWrites w;
-  const std::optional<unsigned> a = origins_ ? origins_->origin(ptr) : std::nullopt;
-  const auto& info = S.ir_fn->arg_info;
-  if (!a)
-    w.unknown = true;
-  else if (*a < 64 && *a < info.size() && info[*a].noalias)
-    w.own = std::uint64_t{1} << *a;
-  else
-    w.shared = true;
-  return w;
-}
-
-namespace {
-/// Whether an access through `r` may touch bytes the accesses `pending` touched. An argument's
-/// own memory (noalias) is reached only through it: an access to it meets those through it and
-/// those of unknown origin; an access through another argument meets none of an argument's own
-/// memory; an access of unknown origin meets every one.
-bool meets(const GlobalWrites& pending, const GlobalWrites& r) {
-  return r.own      ? pending.unknown || (pending.own & r.own) != 0
-         : r.shared ? pending.unknown || pending.shared
-                    : pending.any();
-}
-}  // namespace
-
-namespace {
-/// The pointer tile `ptr` is a layout conversion of, if it is one (the same elements).
-const ir::Value* unconverted(const ir::Value* ptr) {
-  while (ptr->def && ptr->def->kind == OpKind::convert_layout) ptr = ptr->def->operand(0);
-  return ptr;
-}
-}  // namespace
-
-void GpuLowering::note_global_read(const ir::Value* ptr, const layout::LinearLayout* l) {
-  global_read_.push_back({writes_through(ptr), l ? unconverted(ptr) : nullptr, l ? std::optional<layout::LinearLayout>(*l) : std::nullopt});
-}
-
-void GpuLowering::barrier_before_global_write(const ir::Value* ptr, const layout::LinearLayout& l) {
-  const GlobalWrites w = writes_through(ptr);
-  const bool own_elements = llvm::isa<llvm::ConstantInt>(is_writer(l));  // no element held twice
-  for (const PendingRead& r : global_read_) {
-    if (!meets(r.where, w)) continue;
-    if (own_elements && r.ptr == unconverted(ptr) && r.layout && *r.layout == l) continue;  // each thread its own elements
-    barrier();
-    return;
-  }
-}
-
-void GpuLowering::barrier_before_global_read(const ir::Value* ptr, bool async_proxy) {
-  if (meets(global_dirty_, writes_through(ptr))) {
-    if (async_proxy) copies().global_writes_visible(S);
-    barrier();
-    global_dirty_ = {};
-  }
-}
-
-GlobalWrites GpuLowering::accesses_global(const ir::Block& blk, bool reads) const {
-  GlobalWrites w;
-  ir::walk(const_cast<ir::Block&>(blk), [&](const ir::Op& o) {
-    const bool atomic = o.kind == OpKind::atomic_rmw || o.kind == OpKind::atomic_cas;  // both
-    if (atomic || o.kind == (reads ? OpKind::load : OpKind::store)) w |= writes_through(o.operand(0));
-  });
-  return w;
-}
-
 llvm::Value* GpuLowering::storage_run(const DV& val, std::size_t r0, int w, const ir::Type& st) {
   auto& B = b();
   llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(S.storage_type(st), static_cast<unsigned>(w)));
@@ -151,21 +86,6 @@ void GpuLowering::lower_memory(const ir::Op& op) {
   // words of a run: n x i32 when the run is 32 bits or more
   auto words = [&](int w) -> int { return static_cast<int>(w * es * 8 >= 32 ? w * es / 4 : 0); };
 
-  if (op.kind == OpKind::load || op.kind == OpKind::atomic_rmw || op.kind == OpKind::atomic_cas)
-    barrier_before_global_read(op.operand(0));
-  const layout::LinearLayout pointers = rank0 ? scalar_ : operand(op, 0).layout;
-  if (op.kind != OpKind::load) barrier_before_global_write(op.operand(0), pointers);
-  // the access is noted once its instructions are emitted: a barrier among them (a "share" of a
-  // replicated load's values) orders only what came before it
-  struct NoteAccess {
-    GpuLowering* L;
-    const ir::Op& op;
-    const layout::LinearLayout& pointers;
-    ~NoteAccess() {
-      if (op.kind != OpKind::store) L->note_global_read(op.operand(0), &pointers);
-      if (op.kind != OpKind::load) L->note_global_write(op.operand(0));
-    }
-  } note_access{this, op, pointers};
   switch (op.kind) {
     case OpKind::load: {
       const bool has_mask = op.attrs.ints.at(0) != 0, has_other = op.attrs.ints.at(1) != 0;
@@ -369,7 +289,7 @@ void GpuLowering::lower_memory(const ir::Op& op) {
       if (ptr.layout.lane_dup_mask() || ptr.layout.warp_dup_mask()) {
         const std::int64_t n = rank0 ? 1 : op.result()->type.numel();
         reserve(static_cast<std::uint64_t>(n * es));
-        barrier_before_write();
+        scratch_phase();
         auto off = [&](int r) {
           llvm::Value* flat = B.getInt32(0);
           for (std::size_t d = 0; d < pt.shape.size(); ++d)
@@ -383,7 +303,6 @@ void GpuLowering::lower_memory(const ir::Op& op) {
         }
         barrier();
         for (int r = 0; r < l.num_regs(); ++r) out.regs[static_cast<std::size_t>(r)] = S.from_storage(B.CreateLoad(st, smem_at(off(r))), vt);
-        note_smem_read();
       }
       set(op.result(), std::move(out));
       return;

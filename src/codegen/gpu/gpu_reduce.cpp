@@ -125,7 +125,7 @@ void GpuLowering::lower_reduce(const ir::Op& op) {
       llvm::Value* idx = B.CreateAdd(B.CreateMul(w, B.getInt32(static_cast<std::uint32_t>(slots))), f);
       return smem_at(B.CreateAdd(B.getInt64(base[k]), B.CreateMul(B.CreateZExt(idx, B.getInt64Ty()), B.getInt64(es))));
     };
-    barrier_before_write();
+    scratch_phase();
     for (int j = 0; j < nr; ++j) {
       llvm::Value* f = flat(j);
       for (std::size_t k = 0; k < n; ++k) B.CreateStore(S.to_storage(acc[static_cast<std::size_t>(j)][k], types[k]), slot(k, wa, f));
@@ -158,7 +158,6 @@ void GpuLowering::lower_reduce(const ir::Op& op) {
       }
       acc[static_cast<std::size_t>(j)] = cur;
     }
-    note_smem_read();
   }
   for (std::size_t k = 0; k < n; ++k) {
     const ir::Type& t = op.result(static_cast<unsigned>(k))->type;
@@ -208,34 +207,13 @@ void GpuLowering::lower_scan(const ir::Op& op) {
   const auto uax = static_cast<std::size_t>(ax);
   const std::size_t n = op.operands.size();
   const auto& shape = op.operand(0)->type.shape;
-  // the whole axis in each thread's registers
-  std::vector<int> order{ax};
-  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d)
-    if (d != ax) order.push_back(d);
-  // (blocked, not default_blocked: that one caps the elements per thread to spread a tile)
-  const std::size_t R = shape.size();
-  std::vector<int> spt(R, 1), tpw(R, 1), wpc(R, 1);
-  spt[uax] = static_cast<int>(shape[uax]);
-  int lanes_left = lanes, warps = num_warps;
-  for (int d : order) {
-    if (d == ax) continue;
-    const auto ud = static_cast<std::size_t>(d);
-    tpw[ud] = static_cast<int>(std::min<std::int64_t>(lanes_left, shape[ud]));
-    lanes_left /= tpw[ud];
-  }
-  for (int d : order) {
-    if (d == ax) continue;
-    const auto ud = static_cast<std::size_t>(d);
-    wpc[ud] = static_cast<int>(std::min<std::int64_t>(warps, shape[ud] / tpw[ud] > 0 ? shape[ud] / tpw[ud] : 1));
-    warps /= wpc[ud];
-  }
-  tpw[uax] *= lanes_left;  // the rest hold copies (their bases wrap to 0)
-  wpc[uax] *= warps;
-  const LinearLayout T = layout::blocked(shape, spt, tpw, wpc, order);
-  if (T.num_regs() > kScanSequentialRegs && shape[uax] >= std::int64_t{lanes} * num_warps) {
-    lower_scan_parallel(op);
+  // the whole axis in each thread's registers, unless the rows are long (schedule/shared_scratch.hpp)
+  const schedule::ScanLayout sl = schedule::scan_layout(shape, ax, lanes, num_warps, kScanSequentialRegs);
+  if (sl.parallel) {
+    lower_scan_parallel(op, sl.layout);
     return;
   }
+  const LinearLayout& T = sl.layout;
   if (T.num_regs() > kMaxRegsPerThread)
     unsupported(op, "a scan along an axis of " + std::to_string(shape[uax]) + " elements holds each row in one thread (" +
                         std::to_string(T.num_regs()) + " registers), over the GPU backend's " + std::to_string(kMaxRegsPerThread));
@@ -251,27 +229,17 @@ void GpuLowering::lower_scan(const ir::Op& op) {
   }
 }
 
-void GpuLowering::lower_scan_parallel(const ir::Op& op) {
+void GpuLowering::lower_scan_parallel(const ir::Op& op, const LinearLayout& P) {
   auto& B = b();
   const int ax = static_cast<int>(op.attrs.ints.at(0));
-  const auto uax = static_cast<std::size_t>(ax);
   const bool reverse = op.attrs.ints.size() > 1 && op.attrs.ints[1] != 0;
   const std::size_t n = op.operands.size();
   const auto& shape = op.operand(0)->type.shape;
-  const std::size_t R = shape.size();
   const int W = num_warps;
-  const std::int64_t len = shape[uax];
-  // the layout: a fastest, a chunk of len / (L·W) per thread, then the L lanes, then the warps;
-  // every other axis in each thread's registers
-  std::vector<int> spt(R), tpw(R, 1), wpc(R, 1), order{ax};
-  for (std::size_t d = 0; d < R; ++d) spt[d] = static_cast<int>(shape[d]);
+  const std::int64_t len = shape[static_cast<std::size_t>(ax)];
+  // P: a fastest, a chunk of len / (L·W) per thread, then the L lanes, then the warps; every
+  // other axis in each thread's registers
   const int L = lanes;
-  spt[uax] = static_cast<int>(len / (std::int64_t{L} * W));
-  tpw[uax] = L;
-  wpc[uax] = W;
-  for (int d = static_cast<int>(R) - 1; d >= 0; --d)
-    if (d != ax) order.push_back(d);
-  const LinearLayout P = layout::blocked(shape, spt, tpw, wpc, order);
   if (P.num_regs() > kMaxRegsPerThread)
     unsupported(op, "a scan of a " + std::to_string(len) + "-element axis holds " + std::to_string(P.num_regs()) +
                         " registers a thread, over the GPU backend's " + std::to_string(kMaxRegsPerThread));
@@ -315,7 +283,7 @@ void GpuLowering::lower_scan_parallel(const ir::Op& op) {
                                      B.CreateZExt(w, B.getInt64Ty()));
       return smem_at(B.CreateAdd(B.getInt64(per_k * k), B.CreateMul(idx, B.getInt64(slot_bytes))));
     };
-    barrier_before_write();
+    scratch_phase();
     // the warp's total: its last lane in scan order stores it
     llvm::Value* last = B.CreateICmpEQ(lane, B.getInt32(reverse ? 0u : static_cast<std::uint32_t>(L - 1)));
     S.if_else(last, [&]() -> llvm::Value* {
@@ -350,7 +318,6 @@ void GpuLowering::lower_scan_parallel(const ir::Op& op) {
       prefix[c] = select(both, merged, select(has, acc, prefix[c]));
       warp_has.push_back(has);
     }
-    note_smem_read();
   }
   // 4. every element: combine(prefix, its in-chunk value), where there is a prefix
   for (std::size_t c = 0; c < ts.runs.size(); ++c) {

@@ -5,8 +5,8 @@
 //                      vector store (the swizzle keeps 16-byte chunks whole);
 //   padded             row-major, rows padded by 16 bytes;
 //   padded_transposed  the transpose so (each thread's consecutive k one 32-bit word);
-// replicated threads do not write. The reader (a tensor-core dot) waits at a barrier first
-// (barrier_after_write). A swizzled [rows][cols] tile (swizzled_offset) is a row of column
+// replicated threads do not write. The reader (a tensor-core dot) waits at the barrier the IR
+// has before it (schedule/insert_barriers.cpp). A swizzled [rows][cols] tile (swizzled_offset) is a row of column
 // blocks of S = min(128, cols · bytes) bytes, each [rows][S] with 16-byte chunk c of row r at
 // c ^ (r's address bits 7 ..): what the 128/64/32-byte swizzle modes of a wgmma descriptor
 // describe, free of bank conflicts for ldmatrix and for the copies that fill it.
@@ -34,23 +34,12 @@ llvm::Value* GpuLowering::swizzled_offset(std::int64_t rows, std::int64_t cols, 
 }
 
 
-void GpuLowering::barrier_after_write() {
-  if (smem_written_) barrier();
-}
-
-bool GpuLowering::makes_buffers(const ir::Block& b) {
-  bool any = false;
-  ir::walk(const_cast<ir::Block&>(b), [&](const ir::Op& o) { any |= o.kind == ir::OpKind::local_alloc; });
-  return any;
-}
-
 void GpuLowering::lower_local_alloc(const ir::Op& op) {
   const ir::Type& t = op.result()->type;
   if (op.attrs.ints.empty() || op.attrs.ints[0] < 0)
     unsupported(op, "internal error: a shared-memory buffer without an offset (allocate_shared did not run)");
   const auto at = static_cast<std::uint64_t>(op.attrs.ints[0]);
   smem_bytes_ = std::max(smem_bytes_, at + schedule::shared_bytes(t));
-  barrier_before_write();  // earlier readers of these bytes are done
   if (op.operands.empty()) {  // a ring or copy barriers: written by the ops that take it
     set(op.result(), DV{scalar_, {b().getInt64(at)}, t});
     return;
@@ -65,7 +54,6 @@ void GpuLowering::lower_local_alloc(const ir::Op& op) {
     case ir::smem::none:
     case ir::smem::barriers: unsupported(op, "internal error: local_alloc of a tile into no tile arrangement");
   }
-  smem_written_ = smem_unfenced_ = true;
   set(op.result(), DV{scalar_, {b().getInt64(at)}, t});  // (a buffer's one register: its byte offset)
 }
 
