@@ -62,9 +62,19 @@ struct Pending {
   }
 };
 
+/// The threads a warp of `f`'s layouts (32 where no value has one).
+int lanes_of(ir::Function& f) {
+  int lanes = 0;
+  ir::walk(f.body, [&](const ir::Op& op) {
+    for (const auto& r : op.results)
+      if (!lanes && r->type.layout) lanes = r->type.layout->num_lanes();
+  });
+  return lanes ? lanes : 32;
+}
+
 class InsertBarriers {
  public:
-  explicit InsertBarriers(ir::Function& f) : f_(f), origins_(f), scalar_(layout::scalar_layout(f.num_warps)) {}
+  explicit InsertBarriers(ir::Function& f) : f_(f), origins_(f), scalar_(layout::scalar_layout(f.num_warps, lanes_of(f))) {}
 
   bool run() {
     block(f_.body);

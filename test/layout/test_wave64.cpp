@@ -1,5 +1,6 @@
 // test/layout/test_wave64.cpp — the warp size is data: the generic GPU passes (layout/
-// gpu_passes.hpp: select_mma, assign_layouts, remove_conversions, stage_mma_operands, dce) run with a 64-lane target
+// gpu_passes.hpp: select_mma, assign_layouts, remove_conversions, stage_mma_operands, dce; then
+// allocate_shared and insert_barriers) run with a 64-lane target
 // description (an AMD CDNA wavefront) on kernels read from IR text (ir::parse). Every layout then
 // has six lane bases and owns each element once, the verifier accepts the result after each
 // pass; the tensor-core forms, which are 32-lane instructions, are not chosen; the 32-lane run of
@@ -10,6 +11,9 @@
 #include "ir/ir.hpp"
 #include "layout/gpu_passes.hpp"
 #include "layout/mma_engine.hpp"
+#include "schedule/allocate_shared.hpp"
+#include "schedule/insert_barriers.hpp"
+#include "schedule/shared_scratch.hpp"
 
 using namespace tile;
 
@@ -147,4 +151,22 @@ TEST_CASE("wave64: a 1024-element row spreads over 4 warps of 64 lanes, 4 elemen
   CHECK(l.coords(1, 0, 0) == layout::Coords{1});
   CHECK(l.coords(0, 1, 0) == layout::Coords{4});
   CHECK(l.coords(0, 0, 1) == layout::Coords{256});
+}
+
+TEST_CASE("wave64: the barriers of softmax's two reductions across 4 warps of 64 lanes (insert_barriers)") {
+  auto f = gpu_for(kSoftmax, 4, 64);
+  transforms::PassManager::Options o;
+  o.verify = true;
+  transforms::PassManager pm(o);
+  pm.add(schedule::make_allocate_shared());
+  pm.add(schedule::make_insert_barriers());
+  pm.run(*f);
+  // each reduce folds the 4 warps' partials through shared memory (one phase); only the second
+  // waits for a barrier first (the first one's reads), the store after it meets no load's bytes
+  std::vector<ir::OpKind> order;
+  for (const auto& op : f->body.ops) {
+    if (op->kind == ir::OpKind::reduce) CHECK(schedule::scratch_phases(*op, 4) == 1);
+    if (op->kind == ir::OpKind::reduce || op->kind == ir::OpKind::barrier) order.push_back(op->kind);
+  }
+  CHECK(order == std::vector<ir::OpKind>{ir::OpKind::reduce, ir::OpKind::barrier, ir::OpKind::reduce});
 }

@@ -30,7 +30,7 @@ llvm::Value* GpuLowering::thread_coord(const LinearLayout& l, int d) {
   auto* at = llvm::cast<llvm::Instruction>(thread_ip_);
   llvm::IRBuilder<> pb(at->getParent(), std::next(at->getIterator()));
   // The coordinate is the XOR of base[i] over the set bits i of the thread index (lane bit i is
-  // tid bit i, warp bit i is tid bit 5 + i). Consecutive tid bits whose bases double from a power
+  // tid bit i, warp bit i is tid bit log2(lanes) + i). Consecutive tid bits whose bases double from a power
   // of two (a blocked layout's lanes and warps: 4, 8, …, 1024) make one term, (tid >> i & mask)
   // << log2 base, where bit by bit they cost a shift, an and, a multiply and a XOR each: this
   // arithmetic comes before a program's first load, so it is on every program's critical path.
@@ -57,7 +57,7 @@ llvm::Value* GpuLowering::thread_coord(const LinearLayout& l, int d) {
     }
   };
   collect(l.lane, 0);
-  collect(l.warp, 5);
+  collect(l.warp, static_cast<unsigned>(l.lane.size()));  // (tid = warp · lanes + lane)
   llvm::Value* c = nullptr;
   std::uint64_t covered = 0;  // the bits the terms so far may set
   for (const term& t : terms) {
