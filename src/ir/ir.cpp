@@ -161,6 +161,7 @@ std::unique_ptr<Function> clone(const Function& f) {
   out->num_stages = f.num_stages;
   out->fp_fusion = f.fp_fusion;
   out->gpu = f.gpu;
+  out->mma_target = f.mma_target;
   std::unordered_map<const Value*, Value*> map;
   clone_block(f.body, out->body, map);
   return out;

@@ -26,6 +26,10 @@ namespace tile::detail {
 struct node {};
 }  // namespace tile::detail
 
+namespace tile::layout {
+class MmaTarget;
+}  // namespace tile::layout
+
 namespace tile::ir {
 
 // ---- types --------------------------------------------------------------------------------------
@@ -178,6 +182,10 @@ struct Function {
   /// explicit convert_layout, and the ops ops.def marks G may appear. The printer shows it as
   /// the kernel's `attributes {gpu, num_warps = …, num_stages = …}`.
   bool gpu = false;
+  /// The tensor-core engines of the target the GPU level was made for (layout/mma_target.hpp;
+  /// select_mma records it; not printed): the verifier checks a dot on an engine against its
+  /// forms. Null (IR read from text, no target named): only the rules every target shares.
+  const layout::MmaTarget* mma_target = nullptr;
 };
 
 // ---- building -----------------------------------------------------------------------------------

@@ -15,15 +15,19 @@
 //   scan          operands in one layout, the results in any (the lowering moves the elements
 //                 between its steps as they need, the last move into the result's layout);
 //   dot           the accumulator in the result's layout; on tensor cores (mma = warp or
-//                 warpgroup) that layout is the MMA accumulator's for its warps;
+//                 warpgroup) warps that tile the result and, where the kernel names its target
+//                 (Function::mma_target), one of the target's forms: its accumulator layout, its
+//                 operands' arrangement (layout/mma_target.hpp);
 //   control flow  a carried value's initial value, region arguments, yields and result in one
 //                 layout; an if's yields in its results';
 //   convert_layout  the same elements (type) in another layout;
 //   buffers       a local_alloc's result is a shared-memory buffer (no layout: its arrangement,
 //                 ir::smem), read only as A or B of a tensor-core dot, in the arrangement its
-//                 engine reads (swizzled 16-bit tiles; padded A, padded transposed B otherwise).
+//                 engine reads (the target's).
 // In tile IR (not gpu) no type carries a layout and no op of the GPU level appears.
 #include "ir/verify_layouts.hpp"
+
+#include "layout/mma_target.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -56,18 +60,6 @@ std::string one_layout(const std::vector<const Value*>& vs, const std::string& r
 }
 
 }  // namespace
-
-int mma_operand_elements(const Op& dot) {
-  const dtype in = dot.operands.at(0)->type.elem, out = dot.results.at(0)->type.elem;
-  if ((in == dtype::f16 || in == dtype::bf16) && out == dtype::f32) return 2;
-  if ((in == dtype::i8 || in == dtype::u8) && out == dtype::i32) return 4;
-  // f32 at tf32 precision (the default): the inputs rounded to tf32 as the interpreter does,
-  // then multiplied exactly by the tensor cores; tf32x3 and ieee stay on the exact path
-  if (in == dtype::f32 && out == dtype::f32 && !dot.attrs.ints.empty() &&
-      dot.attrs.ints[0] == static_cast<std::int64_t>(tile::detail::precision::tf32))
-    return 1;
-  return 0;
-}
 
 std::string gpu_type_rule(const Function& f, const Type& t, int& lane_bits) {
   if (!f.gpu) {
@@ -224,26 +216,21 @@ std::string gpu_op_rule(const Function& f, const Op& op) {
       if (a.size() > 4 && (a[4] < 0 || a[4] > 1 || (a[4] == 1 && a[1] != 2)))
         return "only a warpgroup dot is left in flight (ints[4] = 1; an mma_wait takes its result)";
       if (a[1] == 0) return {};
-      const int kw = mma_operand_elements(op);
-      if (kw == 0) return "a tensor-core dot of operands no tensor-core form takes (" + text(op.operands[0]) + " into " + text(res) + ")";
-      if (a[1] == 2 && (kw != 2 || a[2] != f.num_warps || a[3] != 1))
-        return "a warpgroup dot takes 16-bit operands with every warp along M (warps = [num_warps, 1])";
       for (unsigned k = 2; k < 4; ++k)
         if (a[k] < 1 || (a[k] & (a[k] - 1))) return "a tensor-core dot's warps must be powers of two";
-      // staged operands: what the engine reads (stage_mma_operands.cpp)
-      for (unsigned k = 0; k < 2; ++k) {
+      const auto& s = res->type.shape;
+      if (s.size() != 2 || a[2] * a[3] > f.num_warps) return "a tensor-core dot's warps must tile its result within num_warps";
+      // the target's forms (layout/mma_target.hpp), where the kernel names its target
+      if (!f.mma_target) return {};
+      if (auto r = f.mma_target->check(op, f.num_warps); !r.empty()) return r;
+      for (unsigned k = 0; k < 2; ++k) {  // staged operands: what the engine reads (stage_mma_operands.cpp)
         const Type& t = op.operands[k]->type;
-        if (!t.is_buffer()) continue;
-        const bool sixteen = size_of(t.elem) == 2;
-        const smem want = sixteen ? smem::swizzled : k == 0 ? smem::padded : smem::padded_transposed;
-        if (t.mem != want || (a[1] == 2 && !sixteen))
+        const smem want = f.mma_target->operand_arrangement(op, k);
+        if (t.is_buffer() && t.mem != want)
           return "a tensor-core dot reads " + std::string(k ? "B" : "A") + " from a " + std::string(smem_name(want)) +
                  " buffer (" + t.str() + ")";
       }
-      const auto& s = res->type.shape;
-      if (s.size() != 2 || a[2] < 1 || a[3] < 1 || a[2] * a[3] > f.num_warps) return "a tensor-core dot's warps must tile its result within num_warps";
-      return expect(res, layout::mma_v2(s[0], s[1], {static_cast<int>(a[2]), static_cast<int>(a[3])}, f.num_warps),
-                    "a tensor-core dot's result must be in the MMA accumulator layout of its warps");
+      return expect(res, f.mma_target->accumulator(op, f.num_warps), "a tensor-core dot's result must be in the MMA accumulator layout of its warps");
     }
     case OpKind::for_:
     case OpKind::while_: {

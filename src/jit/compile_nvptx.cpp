@@ -26,6 +26,7 @@
 #include "support/build_id.hpp"
 #include "support/env.hpp"
 #include "targets/nvptx/nvptx_int_abs.hpp"
+#include "targets/nvptx/nvptx_mma_forms.hpp"
 #include "targets/nvptx/nvptx_target.hpp"
 #include "transforms/lower_descriptor_loads.hpp"
 #include "transforms/passes.hpp"
@@ -42,7 +43,8 @@ std::unique_ptr<ir::Function> lower_descriptors(const ir::Function& fn, bool ten
   if (!transforms::has_descriptor_loads(fn)) return nullptr;
   auto c = ir::clone(fn);
   std::function<bool(const ir::Op&)> keep;
-  if (tensor_copies) keep = [&](const ir::Op& op) { return schedule::tensor_copy_candidate(*c, op, fn.num_warps); };
+  if (tensor_copies)
+    keep = [&](const ir::Op& op) { return schedule::tensor_copy_candidate(*c, op, fn.num_warps, *targets::nvptx::mma_forms(90, true)); };
   transforms::lower_descriptor_loads(*c, keep);
   auto options = transforms::PassManager::Options::from_env();
   options.dump_ir = false;
@@ -113,7 +115,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
   const ir::Function* f = lowered ? lowered.get() : &original;
   // the GPU level of the IR: tensor cores, layouts, conversions (layout/gpu_passes.hpp), then
   // which loops are pipelined
-  const layout::target_caps caps{.mma = a.sm >= 80 ? 80 : 0, .warpgroup_mma = a.sm >= 90 && a.accel, .lanes = 32};
+  const layout::target_caps caps{.mma = targets::nvptx::mma_forms(a.sm, a.accel), .lanes = 32};
   const auto pass_options = transforms::PassManager::Options::from_env();
   std::unique_ptr<ir::Function> gpu;
   std::optional<analysis::AxisAnalysis> axis_store;

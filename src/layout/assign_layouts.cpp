@@ -1,6 +1,7 @@
 // src/layout/assign_layouts.cpp — layer: layout. See assign_layouts.hpp.
 #include "layout/assign_layouts.hpp"
 #include "layout/mma_engine.hpp"
+#include "layout/mma_target.hpp"
 #include "ir/verify_layouts.hpp"
 
 #include <algorithm>
@@ -34,8 +35,8 @@ class Assigner {
         shape_anchor_.emplace(op.result()->type.shape, plan_.of[op.result()]);
       }
       if (op.kind == OpKind::dot && engine_of(op) != mma_engine::none) {  // (select_mma's choice)
-        const auto& s = op.result()->type.shape;
-        plan_.of[op.result()] = mma_v2(s[0], s[1], mma_warps_of(op), plan_.num_warps);
+        if (!f_.mma_target) throw tile::error("layout: internal error: a dot on tensor cores in a kernel of no tensor-core target", op.loc);
+        plan_.of[op.result()] = f_.mma_target->accumulator(op, plan_.num_warps);
         anchored_.insert(op.result());
       }
     });
@@ -330,26 +331,6 @@ std::vector<std::optional<LinearLayout>> wanted_operands(const ir::Op& op, const
   if (ir::is_elementwise(op.kind) && !op.results.empty() && !op.result()->type.shape.empty())
     for (auto& x : w) x = res();
   return w;
-}
-
-int mma_kwidth(const ir::Op& dot) { return ir::mma_operand_elements(dot); }
-
-bool mma_eligible(const ir::Op& dot) {
-  const ir::Type& a = dot.operand(0)->type;
-  const ir::Type& b = dot.operand(1)->type;
-  const ir::Type& r = dot.result()->type;
-  if (a.shape.size() != 2 || b.shape.size() != 2 || r.shape.size() != 2) return false;
-  if (a.elem != b.elem || a.shape[0] < 16 || b.shape[1] < 8) return false;
-  const int kw = mma_kwidth(dot);
-  return kw > 0 && a.shape[1] >= 8 * kw;
-}
-
-bool warpgroup_mma_eligible(const ir::Op& dot, int num_warps) {
-  if (!mma_eligible(dot) || mma_kwidth(dot) != 2) return false;
-  const auto& a = dot.operand(0)->type.shape;
-  const auto& b = dot.operand(1)->type.shape;
-  if (num_warps != 4 && num_warps != 8) return false;
-  return a[0] % (16 * num_warps) == 0 && b[1] >= 16 && b[1] <= 256 && b[1] % 16 == 0 && a[1] % 16 == 0;
 }
 
 LayoutPlan assign_layouts(const ir::Function& f, const analysis::AxisAnalysis& ai, int num_warps, int lanes) {

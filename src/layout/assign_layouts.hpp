@@ -41,25 +41,14 @@ struct LayoutPlan {
   const LinearLayout& at(const ir::Value* v) const;
 };
 
-/// What the target offers the GPU passes: 0 no tensor cores, 80 a warp's MMA (mma.sync, sm_80
-/// and later).
-struct target_caps {
-  int mma = 0;
-  bool warpgroup_mma = false;  // sm_90a: warpgroup-wide wgmma.mma_async
-  int lanes = 32;      // threads a warp: the target's (64 for a CDNA wavefront); mma needs 32
-};
+class MmaTarget;
 
-/// The operand elements per 32-bit mma.sync register for `dot`'s types (layout::mma_v2_operand's
-/// kwidth): 2 for f16/bf16 into f32 (m16n8k16), 1 for f32 at tf32 precision into f32
-/// (m16n8k8), 4 for i8/u8 into i32 (m16n8k32); 0 when no tensor-core form fits.
-int mma_kwidth(const ir::Op& dot);
-/// Whether `dot` can run as mma.sync: a kwidth, both operands of one type, M >= 16, N >= 8,
-/// K >= 8 * kwidth (extents are powers of two), no batch axis.
-bool mma_eligible(const ir::Op& dot);
-/// Whether an mma-eligible `dot` can run as wgmma m64nNk16 with `num_warps` warps: f16/bf16
-/// into f32, whole warpgroups (num_warps 4 or 8) along M (M a multiple of 16 num_warps),
-/// 16 <= N <= 256, K a multiple of 16.
-bool warpgroup_mma_eligible(const ir::Op& dot, int num_warps);
+/// What the target offers the GPU passes: its tensor-core engines (null: none; the target owns
+/// the description, layout/mma_target.hpp) and its warp size.
+struct target_caps {
+  const MmaTarget* mma = nullptr;
+  int lanes = 32;  // threads a warp: the target's (64 for a CDNA wavefront)
+};
 
 /// The layouts of `f`'s tile values (its dots' engines as select_mma recorded them) for a CTA
 /// of `num_warps` warps of `lanes` threads.

@@ -4,7 +4,9 @@
 // after each (TILE_DUMP_IR) and verifies it (TILE_VERIFY), naming the pass on a failure.
 //
 //   select_mma          (select_mma.cpp) tile IR: each dot's engine — a thread's fma chain, a
-//                       warp's MMA or a warpgroup's — and its warps along M and N (dot attrs);
+//                       warp's MMA or a warpgroup's — and its warps along M and N (dot attrs),
+//                       as the target's description of its engines chooses (target_caps::mma,
+//                       layout/mma_target.hpp), which the kernel then names (Function::mma_target);
 //   assign_layouts      (assign_layouts_pass.cpp) tile IR -> GPU level: every tile's layout
 //                       (assign_layouts.hpp) in its type, a convert_layout before each use that
 //                       wants another;

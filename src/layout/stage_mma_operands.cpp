@@ -1,7 +1,8 @@
 // src/layout/stage_mma_operands.cpp — layer: layout. The pass stage_mma_operands
 // (gpu_passes.hpp): a dot on tensor cores reads its operands from shared memory, so each of A
 // and B becomes a `local_alloc` right before the dot — the tile stored once, from whatever
-// layout it has, into a buffer arranged as the engine reads it:
+// layout it has, into a buffer arranged as the engine reads it (as the target's description
+// says: layout/mma_target.hpp; NVIDIA's, targets/nvptx/nvptx_mma_forms.hpp):
 //   - 16-bit operands (both engines): swizzled tiles (A [M][K], B [K][N]: 16-byte chunks XOR-ed
 //     by row, what ldmatrix reads without bank conflicts and wgmma's descriptors name);
 //   - tf32 and 8-bit operands (the warp MMA): A row-major and B transposed ([N][K]), rows padded
@@ -11,6 +12,7 @@
 // ring instead (its copies land in the same arrangement) and lowers none of these.
 #include "layout/gpu_passes.hpp"
 #include "layout/mma_engine.hpp"
+#include "layout/mma_target.hpp"
 
 namespace tile::layout {
 
@@ -26,14 +28,15 @@ class StageMmaOperands final : public transforms::Pass {
     ir::walk(f.body, [&](ir::Op& op) {
       if (engine_of(op) != mma_engine::none && op.operand(0)->type.mem == ir::smem::none) dots.push_back(&op);
     });
+    if (!dots.empty() && !f.mma_target)
+      throw tile::error("layout: internal error: a dot on tensor cores in a kernel of no tensor-core target", dots[0]->loc);
     for (ir::Op* dot : dots) {
-      const bool sixteen = size_of(dot->operand(0)->type.elem) == 2;
       ir::Builder b(dot->parent);
       b.set_insertion_before(dot);
       for (unsigned k = 0; k < 2; ++k) {
         ir::Value* x = dot->operand(k);
         ir::Type t = x->type.without_layout();
-        t.mem = sixteen ? ir::smem::swizzled : k == 0 ? ir::smem::padded : ir::smem::padded_transposed;
+        t.mem = f.mma_target->operand_arrangement(*dot, k);
         // f32 at tf32 precision: stored rounded to tf32, as the interpreter rounds the inputs
         const std::int64_t tf32 = x->type.elem == dtype::f32;
         dot->operands[k] = b.create(OpKind::local_alloc, {x}, {t}, ir::Attrs{{-1, tf32}, 0.0, {}}, dot->loc)->result();

@@ -317,7 +317,7 @@ bool launch_known(const ir::Function& f, const ir::Value* v) {
 namespace {
 /// tensor_copy_candidate's conditions on one operand (and the dot's shape); `other`: the dot's other
 /// operand's descriptor load.
-bool tensor_copy_operand(const ir::Function& f, const ir::Op& l, int num_warps, const ir::Op** other_load) {
+bool tensor_copy_operand(const ir::Function& f, const ir::Op& l, int num_warps, const layout::MmaTarget& mma, const ir::Op** other_load) {
   if (l.kind != OpKind::desc_load || l.attrs.ints.size() != 2) return false;
   const ir::Type& t = l.result()->type;
   if (t.elem != dtype::f16 && t.elem != dtype::bf16) return false;
@@ -332,7 +332,7 @@ bool tensor_copy_operand(const ir::Function& f, const ir::Op& l, int num_warps, 
   });
   if (users.size() != 1) return false;
   const ir::Op* dot = users[0];
-  if (dot->kind != OpKind::dot || dot->parent != body || !layout::warpgroup_mma_eligible(*dot, num_warps)) return false;
+  if (dot->kind != OpKind::dot || dot->parent != body || mma.choose(*dot, num_warps, 32).engine != layout::mma_engine::warpgroup) return false;
   if (dot->operand(2) == l.result()) return false;
   const ir::Value* other = dot->operand(dot->operand(0) == l.result() ? 1 : 0);
   if (!other->def || other->def == &l || other->def->kind != OpKind::desc_load || other->def->parent != body) return false;
@@ -366,10 +366,10 @@ bool tensor_copy_operand(const ir::Function& f, const ir::Op& l, int num_warps, 
 }
 }  // namespace
 
-bool tensor_copy_candidate(const ir::Function& f, const ir::Op& l, int num_warps) {
+bool tensor_copy_candidate(const ir::Function& f, const ir::Op& l, int num_warps, const layout::MmaTarget& mma) {
   const ir::Op* other = nullptr;
   const ir::Op* back = nullptr;
-  return tensor_copy_operand(f, l, num_warps, &other) && tensor_copy_operand(f, *other, num_warps, &back) && back == &l;
+  return tensor_copy_operand(f, l, num_warps, mma, &other) && tensor_copy_operand(f, *other, num_warps, mma, &back) && back == &l;
 }
 
 std::string print_pipelines(const ir::Function& f, const PipelinePlan& p) {

@@ -32,6 +32,7 @@
 #include "analysis/axis_info.hpp"
 #include "ir/ir.hpp"
 #include "layout/mma_engine.hpp"
+#include "layout/mma_target.hpp"
 
 namespace tile::schedule {
 
@@ -97,13 +98,14 @@ struct PipelinePlan {
 };
 
 /// Whether the NVIDIA pipeline on sm_90a may keep `desc_load` for the TMA: rank 2, f16/bf16, in
-/// a `for` body, read only by a wgmma-eligible dot whose other operand is another such load;
+/// a `for` body, read only by a dot the target `mma` runs on its warpgroup engine, whose other
+/// operand is another such load;
 /// base, extents and strides kernel arguments or constants (the launch encodes the tensor map
 /// from them), the last stride 1, the base 16-byte aligned, the extents positive and the row
 /// stride a positive multiple of 16 bytes (the launch's specialization: ir::ArgInfo), 32-bit
 /// offsets, at most 256 rows and a row of 32, 64 or a multiple of 128 bytes (the swizzle spans).
 /// A launch with an extent of 0 is another specialization, one with masked loads.
-bool tensor_copy_candidate(const ir::Function& f, const ir::Op& desc_load, int num_warps);
+bool tensor_copy_candidate(const ir::Function& f, const ir::Op& desc_load, int num_warps, const layout::MmaTarget& mma);
 
 /// The loops of `f` (the GPU level: layouts and dot engines in the IR) to pipeline with up to
 /// `num_stages` stages (none below 2) on a target with `smem_limit` bytes of shared memory per CTA.

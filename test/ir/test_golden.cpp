@@ -29,6 +29,7 @@
 #include "transforms/pass_manager.hpp"
 #include "transforms/passes.hpp"
 #include "transforms/pipeline.hpp"
+#include "targets/nvptx/nvptx_mma_forms.hpp"
 
 #ifndef TILE_GOLDEN_DIR
 #error "TILE_GOLDEN_DIR: the directory of the golden files (test/ir/meson.build)"
@@ -61,10 +62,10 @@ std::string trim(std::string s) {
 
 /// The GPU target a golden file's `// TARGET:` line names.
 layout::target_caps target_of(const std::string& name) {
-  if (name == "sm_80") return {.mma = 80, .warpgroup_mma = false, .lanes = 32};
-  if (name == "wave64") return {.mma = 0, .warpgroup_mma = false, .lanes = 64};
+  if (name == "sm_80") return {.mma = targets::nvptx::mma_forms(80, false), .lanes = 32};
+  if (name == "wave64") return {.mma = nullptr, .lanes = 64};
   REQUIRE_MESSAGE((name.empty() || name == "sm_90a"), "unknown TARGET: " << name);
-  return {.mma = 80, .warpgroup_mma = true, .lanes = 32};
+  return {.mma = targets::nvptx::mma_forms(90, true), .lanes = 32};
 }
 
 void run_passes(ir::Function& f, const std::string& list, const layout::target_caps& caps) {
@@ -184,6 +185,7 @@ TEST_CASE("golden: every pass test in test/ir/golden") {
     REQUIRE_MESSAGE(!passes.empty(), "no // RUN: line");
     REQUIRE_MESSAGE(spec.find("// CHECK") != std::string::npos, "no // CHECK line");
     auto f = ir::parse(spec, p.filename().string());
+    if (f->gpu) f->mma_target = target_of(target).mma;  // (GPU-level text: its dots checked against the target's forms)
     ir::verify(*f, "parse");
     run_passes(*f, passes, target_of(target));
     const std::string out = ir::print(*f, false);

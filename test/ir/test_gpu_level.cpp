@@ -18,6 +18,7 @@
 #include "transforms/passes.hpp"
 #include "layout/mma_engine.hpp"
 #include "transforms/pass_manager.hpp"
+#include "targets/nvptx/nvptx_mma_forms.hpp"
 
 using namespace tile;
 
@@ -52,7 +53,7 @@ std::unique_ptr<ir::Function> gpu_transpose() {
   auto f = ir::parse(kTranspose, "transpose.tir");
   transforms::PassManager::Options o;
   o.verify = true;
-  layout::to_gpu_ir(*f, {.mma = 80, .warpgroup_mma = true, .lanes = 32}, o);
+  layout::to_gpu_ir(*f, {.mma = targets::nvptx::mma_forms(90, true), .lanes = 32}, o);
   return f;
 }
 
@@ -186,8 +187,9 @@ TEST_CASE("GPU level: the verifier names the pass, the op and the layout rule it
                        "mm.tir");
     transforms::PassManager::Options o;
     o.verify = true;
-    layout::to_gpu_ir(*f, {.mma = 0, .warpgroup_mma = false, .lanes = 32}, o);  // no tensor cores: a blocked result
+    layout::to_gpu_ir(*f, {.mma = nullptr, .lanes = 32}, o);  // no tensor cores: a blocked result
     const std::string m = verify_after_breaker(*f, [](ir::Function& g) {
+      g.mma_target = targets::nvptx::mma_forms(80, false);  // (an sm_80 kernel's dot put on the warp MMA)
       layout::set_engine(*first(g, ir::OpKind::dot), layout::mma_engine::warp, {1, 1});
     });
     CHECK(m.find("IR verifier (after breaker): op 'dot': a tensor-core dot's result must be in the MMA accumulator layout of its warps") !=
@@ -231,13 +233,13 @@ std::unique_ptr<ir::Function> pipelined_mm(layout::target_caps caps) {
 }  // namespace
 
 TEST_CASE("GPU level: a pipelined loop's rings, copies, waits and barriers print, parse back and break the rules by name") {
-  const layout::target_caps sm90{.mma = 80, .warpgroup_mma = true, .lanes = 32};
+  const layout::target_caps sm90{.mma = targets::nvptx::mma_forms(90, true), .lanes = 32};
   auto f = pipelined_mm(sm90);
   const std::string text = ir::print(*f, false);
   CHECK(text.find("mma_wait") != std::string::npos);
   CHECK(ir::print(*ir::parse(text, "p.tir"), false) == text);
   SUBCASE("a warp dot left in flight") {
-    auto g = pipelined_mm({.mma = 80, .warpgroup_mma = false, .lanes = 32});
+    auto g = pipelined_mm({.mma = targets::nvptx::mma_forms(80, false), .lanes = 32});
     const std::string m = verify_after_breaker(*g, [](ir::Function& h) {
       auto& a = first(h, ir::OpKind::dot)->attrs.ints;
       a.resize(5, 0);

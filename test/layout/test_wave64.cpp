@@ -11,9 +11,11 @@
 #include "ir/ir.hpp"
 #include "layout/gpu_passes.hpp"
 #include "layout/mma_engine.hpp"
+#include "layout/mma_target.hpp"
 #include "schedule/allocate_shared.hpp"
 #include "schedule/insert_barriers.hpp"
 #include "schedule/shared_scratch.hpp"
+#include "targets/nvptx/nvptx_mma_forms.hpp"
 
 using namespace tile;
 
@@ -85,7 +87,7 @@ std::unique_ptr<ir::Function> gpu_for(const char* text, int warps, int lanes) {
   f->num_warps = warps;
   transforms::PassManager::Options o;
   o.verify = true;
-  layout::to_gpu_ir(*f, {.mma = 80, .warpgroup_mma = true, .lanes = lanes}, o);
+  layout::to_gpu_ir(*f, {.mma = targets::nvptx::mma_forms(90, true), .lanes = lanes}, o);
   return f;
 }
 
@@ -169,4 +171,58 @@ TEST_CASE("wave64: the barriers of softmax's two reductions across 4 warps of 64
     if (op->kind == ir::OpKind::reduce || op->kind == ir::OpKind::barrier) order.push_back(op->kind);
   }
   CHECK(order == std::vector<ir::OpKind>{ir::OpKind::reduce, ir::OpKind::barrier, ir::OpKind::reduce});
+}
+
+namespace {
+/// Another vendor's tensor-core forms, as a 64-lane target would describe them to the GPU passes:
+/// 16-bit dots of at least 32 x 32 on a warp's MMA with every warp along M, the accumulator in
+/// its own layout (here two elements a register along N), both operands padded in shared memory.
+class Wave64Forms final : public layout::MmaTarget {
+ public:
+  std::string_view name() const override { return "wave64-test"; }
+  Choice choose(const ir::Op& dot, int num_warps, int lanes) const override {
+    const auto& s = dot.result()->type.shape;
+    if (lanes != 64 || size_of(dot.operand(0)->type.elem) != 2 || s.size() != 2 || s[0] < 32 || s[1] < 32) return {};
+    return {layout::mma_engine::warp, {num_warps, 1}};
+  }
+  std::string check(const ir::Op& dot, int num_warps) const override {
+    return layout::mma_warps_of(dot)[0] == num_warps ? "" : "every warp along M";
+  }
+  layout::LinearLayout accumulator(const ir::Op& dot, int num_warps) const override {
+    return layout::default_blocked(dot.result()->type.shape, num_warps, 2, {1, 0}, 64);
+  }
+  ir::smem operand_arrangement(const ir::Op&, unsigned k) const override {
+    return k == 0 ? ir::smem::padded : ir::smem::padded_transposed;
+  }
+};
+}  // namespace
+
+TEST_CASE("wave64: another target's tensor-core description drives select_mma, assign_layouts, stage_mma_operands and the verifier") {
+  static const Wave64Forms forms;
+  auto f = ir::parse(kDotScan, "wave64.tir");
+  f->num_warps = 4;
+  transforms::PassManager::Options o;
+  o.verify = true;
+  layout::to_gpu_ir(*f, {.mma = &forms, .lanes = 64}, o);
+  CHECK(f->mma_target == &forms);
+  const ir::Op* dot = nullptr;
+  ir::walk(f->body, [&](const ir::Op& op) {
+    if (op.kind == ir::OpKind::dot) dot = &op;
+  });
+  REQUIRE(dot);
+  CHECK(layout::engine_of(*dot) == layout::mma_engine::warp);
+  CHECK(layout::mma_warps_of(*dot) == std::array<int, 2>{4, 1});
+  CHECK(*dot->result()->type.layout == forms.accumulator(*dot, 4));  // its layout, not NVIDIA's
+  CHECK(dot->operand(0)->type.mem == ir::smem::padded);              // its arrangement
+  CHECK(dot->operand(1)->type.mem == ir::smem::padded_transposed);
+  check_every_layout(*f, 64, 4);
+  // the verifier asks the same description: a dot it would not run is named
+  layout::set_engine(*const_cast<ir::Op*>(dot), layout::mma_engine::warp, {2, 2});
+  std::string message;
+  try {
+    ir::verify(*f, "breaker");
+  } catch (const tile::error& e) {
+    message = e.what();
+  }
+  CHECK(message.find("op 'dot': every warp along M") != std::string::npos);
 }

@@ -1,5 +1,6 @@
 // src/targets/nvptx/nvptx_mma.cpp — layer: targets (nvptx). See nvptx_mma.hpp.
 #include "targets/nvptx/nvptx_mma.hpp"
+#include "targets/nvptx/nvptx_mma_forms.hpp"
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
@@ -43,7 +44,7 @@ DV NvptxMma::mma_from_shared(GpuLowering& G, const ir::Op& op, std::array<int, 2
   const ir::Type& bt = op.operand(1)->type;
   const std::int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
   const int W = G.num_warps;
-  const int kw = layout::mma_kwidth(op);
+  const int kw = NvptxMmaForms::operand_elements(op);
   const std::int64_t es = 4 / kw, kfrag = 8 * kw;
   const bool b_rows = es == 2;
   const layout::LinearLayout LA = layout::mma_v2_operand(0, M, K, warps, W, kw);
