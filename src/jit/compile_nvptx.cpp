@@ -26,6 +26,7 @@
 #include "support/build_id.hpp"
 #include "support/env.hpp"
 #include "targets/nvptx/nvptx_int_abs.hpp"
+#include "targets/nvptx/nvptx_copy_forms.hpp"
 #include "targets/nvptx/nvptx_mma_forms.hpp"
 #include "targets/nvptx/nvptx_target.hpp"
 #include "transforms/lower_descriptor_loads.hpp"
@@ -44,7 +45,9 @@ std::unique_ptr<ir::Function> lower_descriptors(const ir::Function& fn, bool ten
   auto c = ir::clone(fn);
   std::function<bool(const ir::Op&)> keep;
   if (tensor_copies)
-    keep = [&](const ir::Op& op) { return schedule::tensor_copy_candidate(*c, op, fn.num_warps, *targets::nvptx::mma_forms(90, true)); };
+    keep = [&](const ir::Op& op) {
+      return schedule::tensor_copy_candidate(*c, op, fn.num_warps, *targets::nvptx::mma_forms(90, true), *targets::nvptx::copy_forms(90, true));
+    };
   transforms::lower_descriptor_loads(*c, keep);
   auto options = transforms::PassManager::Options::from_env();
   options.dump_ir = false;
@@ -124,7 +127,8 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
     gpu = ir::clone(*f);
     layout::to_gpu_ir(*gpu, caps, pass_options);
     axis_store.emplace(*gpu);
-    pipes = a.sm >= 80 ? schedule::plan_pipelines(*gpu, *axis_store, gpu->num_stages, smem_limit) : schedule::PipelinePlan{};
+    const auto* copies = targets::nvptx::copy_forms(a.sm, a.accel);
+    pipes = copies ? schedule::plan_pipelines(*gpu, *axis_store, gpu->num_stages, smem_limit, *copies) : schedule::PipelinePlan{};
     std::size_t kept = 0;
     ir::walk(gpu->body, [&](const ir::Op& o) { kept += o.kind == ir::OpKind::desc_load; });
     // (at most kMaxTensorMaps hidden parameters a kernel: what a launch passes)

@@ -98,20 +98,22 @@ struct Planner {
   const Users& users;
   int num_stages;
   std::uint64_t smem_limit;
+  const CopyTarget& copies;
 
-  /// Elements per copy for `load` (runs along the last axis, at most 16 bytes, 4 at least); 0
-  /// when the tile's rows are not copied in runs of 4 bytes or more.
+  /// Elements per copy for `load` (runs along the last axis, at most the target's largest copy,
+  /// at least its smallest); 0 when the tile's rows are not copied in such runs.
   int copy_run(const ir::Op& load, std::int64_t es) const {
     const ir::Value* r = load.result();
     if (r->type.shape.size() != 2 || !r->type.layout) return 0;
     auto [w, ax] = layout::register_run(*r->type.layout);
     if (ax != 1) return 0;
     const auto& pi = axis.at(load.operand(0));
-    std::int64_t limit = std::min<std::int64_t>({w, pi.contiguity[1], std::max<std::int64_t>(1, pi.divisibility[1] / es), 16 / es});
+    std::int64_t limit =
+        std::min<std::int64_t>({w, pi.contiguity[1], std::max<std::int64_t>(1, pi.divisibility[1] / es), copies.max_copy_bytes() / es});
     if (load.attrs.ints.at(0) != 0) limit = std::min(limit, axis.at(load.operand(1)).constancy[1]);
     int v = 1;
     while (v * 2 <= limit) v *= 2;
-    return v * es >= 4 ? v : 0;
+    return v * es >= copies.min_copy_bytes() ? v : 0;
   }
 
   /// Whether `v`'s only user is `u`.
@@ -166,7 +168,7 @@ struct Planner {
         pld.cols = t.shape[1];
         if (l->kind == OpKind::desc_load) {
           pld.tensor_copy = true;
-          pld.box_cols = std::min<std::int64_t>(128, pld.cols * pld.elem_bytes) / pld.elem_bytes;
+          pld.box_cols = copies.box_cols(pld.cols, pld.elem_bytes);
         } else {
           pld.run = copy_run(*l, pld.elem_bytes);
           if (pld.run == 0) return std::nullopt;
@@ -287,13 +289,13 @@ std::uint64_t PipelinedLoop::ring_bytes() const {
 }
 
 PipelinePlan plan_pipelines(const ir::Function& f, const analysis::AxisAnalysis& axis, int num_stages,
-                            std::uint64_t smem_limit) {
+                            std::uint64_t smem_limit, const CopyTarget& copies) {
   PipelinePlan p;
   bool any_mma = false;
   ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) { any_mma |= layout::engine_of(o) != layout::mma_engine::none; });
   if (num_stages < 2 || !any_mma) return p;
   const Users users = users_of(f);
-  Planner pl{axis, users, num_stages, smem_limit};
+  Planner pl{axis, users, num_stages, smem_limit, copies};
   ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
     if (o.kind != OpKind::for_) return;
     if (auto l = pl.loop(o)) {
@@ -317,7 +319,9 @@ bool launch_known(const ir::Function& f, const ir::Value* v) {
 namespace {
 /// tensor_copy_candidate's conditions on one operand (and the dot's shape); `other`: the dot's other
 /// operand's descriptor load.
-bool tensor_copy_operand(const ir::Function& f, const ir::Op& l, int num_warps, const layout::MmaTarget& mma, const ir::Op** other_load) {
+bool tensor_copy_operand(const ir::Function& f, const ir::Op& l, int num_warps, const layout::MmaTarget& mma, const CopyTarget& copies,
+                         const ir::Op** other_load) {
+  const std::int64_t align = copies.tensor_alignment();
   if (l.kind != OpKind::desc_load || l.attrs.ints.size() != 2) return false;
   const ir::Type& t = l.result()->type;
   if (t.elem != dtype::f16 && t.elem != dtype::bf16) return false;
@@ -344,7 +348,7 @@ bool tensor_copy_operand(const ir::Function& f, const ir::Op& l, int num_warps, 
   // what the launch's specialization says of an argument (nothing for hand-built IR without it)
   auto info = [&](const ir::Value* v) -> const ir::ArgInfo* { return v->index < f.arg_info.size() ? &f.arg_info[v->index] : nullptr; };
   const ir::Value* base = l.operand(0);
-  if (base->owner != &f.body || !info(base) || info(base)->divisibility % 16 != 0) return false;
+  if (base->owner != &f.body || !info(base) || info(base)->divisibility % align != 0) return false;
   for (unsigned k = 1; k <= 2; ++k) {  // extents: positive (the launch's specialization says so)
     auto c = ir::int_constant(l.operand(k));
     if (c ? *c <= 0 : !info(l.operand(k)) || !info(l.operand(k))->positive) return false;
@@ -352,24 +356,24 @@ bool tensor_copy_operand(const ir::Function& f, const ir::Op& l, int num_warps, 
   if (ir::int_constant(l.operand(4)) != std::optional<std::int64_t>(1)) return false;  // the last stride
   const ir::Value* row_stride = l.operand(3);
   if (auto c = ir::int_constant(row_stride)) {
-    if (*c <= 0 || (*c * es) % 16 != 0) return false;
+    if (*c <= 0 || (*c * es) % align != 0) return false;
   } else {
     const ir::ArgInfo* ai = info(row_stride);
-    if (!ai || !ai->positive || (ai->divisibility * es) % 16 != 0) return false;
+    if (!ai || !ai->positive || (ai->divisibility * es) % align != 0) return false;
   }
   for (unsigned k = 5; k < 7; ++k)
     if (l.operand(k)->type.elem != dtype::i32) return false;
-  // the box: at most 256 rows; rows of 32, 64 or a multiple of 128 bytes (one swizzle span a box)
-  const std::int64_t rows = l.attrs.ints[0], row_bytes = l.attrs.ints[1] * es;
-  if (rows > 256 || rows % 8 != 0) return false;
-  return row_bytes == 32 || row_bytes == 64 || (row_bytes % 128 == 0 && row_bytes / 128 <= 8);
+  // the box: what one of the target's tensor copies moves
+  return copies.tensor_copy_box(l.attrs.ints[0], l.attrs.ints[1] * es);
 }
 }  // namespace
 
-bool tensor_copy_candidate(const ir::Function& f, const ir::Op& l, int num_warps, const layout::MmaTarget& mma) {
+bool tensor_copy_candidate(const ir::Function& f, const ir::Op& l, int num_warps, const layout::MmaTarget& mma, const CopyTarget& copies) {
+  if (!copies.tensor_copies()) return false;
   const ir::Op* other = nullptr;
   const ir::Op* back = nullptr;
-  return tensor_copy_operand(f, l, num_warps, mma, &other) && tensor_copy_operand(f, *other, num_warps, mma, &back) && back == &l;
+  return tensor_copy_operand(f, l, num_warps, mma, copies, &other) && tensor_copy_operand(f, *other, num_warps, mma, copies, &back) &&
+         back == &l;
 }
 
 std::string print_pipelines(const ir::Function& f, const PipelinePlan& p) {

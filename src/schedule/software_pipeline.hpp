@@ -33,6 +33,7 @@
 #include "ir/ir.hpp"
 #include "layout/mma_engine.hpp"
 #include "layout/mma_target.hpp"
+#include "schedule/copy_target.hpp"
 
 namespace tile::schedule {
 
@@ -97,20 +98,21 @@ struct PipelinePlan {
   std::vector<const ir::Op*> tensor_maps;
 };
 
-/// Whether the NVIDIA pipeline on sm_90a may keep `desc_load` for the TMA: rank 2, f16/bf16, in
-/// a `for` body, read only by a dot the target `mma` runs on its warpgroup engine, whose other
-/// operand is another such load;
-/// base, extents and strides kernel arguments or constants (the launch encodes the tensor map
-/// from them), the last stride 1, the base 16-byte aligned, the extents positive and the row
-/// stride a positive multiple of 16 bytes (the launch's specialization: ir::ArgInfo), 32-bit
-/// offsets, at most 256 rows and a row of 32, 64 or a multiple of 128 bytes (the swizzle spans).
-/// A launch with an extent of 0 is another specialization, one with masked loads.
-bool tensor_copy_candidate(const ir::Function& f, const ir::Op& desc_load, int num_warps, const layout::MmaTarget& mma);
+/// Whether the pipeline may keep `desc_load` for a tensor copy of the target `copies` (NVIDIA:
+/// the TMA on sm_90a): rank 2, f16/bf16, in a `for` body, read only by a dot the target `mma`
+/// runs on its warpgroup engine, whose other operand is another such load; base, extents and
+/// strides kernel arguments or constants (the launch encodes the tensor map from them), the
+/// last stride 1, the base and the row stride aligned as the copies need (the launch's
+/// specialization: ir::ArgInfo), the extents positive, 32-bit offsets, the box one the copies
+/// take. A launch with an extent of 0 is another specialization, one with masked loads.
+bool tensor_copy_candidate(const ir::Function& f, const ir::Op& desc_load, int num_warps, const layout::MmaTarget& mma,
+                           const CopyTarget& copies);
 
 /// The loops of `f` (the GPU level: layouts and dot engines in the IR) to pipeline with up to
-/// `num_stages` stages (none below 2) on a target with `smem_limit` bytes of shared memory per CTA.
+/// `num_stages` stages (none below 2) on a target with `smem_limit` bytes of shared memory per CTA
+/// and the asynchronous copies `copies` describes.
 PipelinePlan plan_pipelines(const ir::Function& f, const analysis::AxisAnalysis& axis, int num_stages,
-                            std::uint64_t smem_limit);
+                            std::uint64_t smem_limit, const CopyTarget& copies);
 
 /// "pipelined for (3 stages, 2 loads, 18432 bytes a stage)" lines for TILE_DUMP_IR.
 std::string print_pipelines(const ir::Function& f, const PipelinePlan& p);

@@ -30,6 +30,7 @@
 #include "transforms/passes.hpp"
 #include "transforms/pipeline.hpp"
 #include "targets/nvptx/nvptx_mma_forms.hpp"
+#include "targets/nvptx/nvptx_copy_forms.hpp"
 
 #ifndef TILE_GOLDEN_DIR
 #error "TILE_GOLDEN_DIR: the directory of the golden files (test/ir/meson.build)"
@@ -68,6 +69,12 @@ layout::target_caps target_of(const std::string& name) {
   return {.mma = targets::nvptx::mma_forms(90, true), .lanes = 32};
 }
 
+/// The asynchronous copies of the target a `// TARGET:` line names (cp.async; the TMA on sm_90a).
+const schedule::CopyTarget& copies_of(const layout::target_caps& caps) {
+  const bool sm90a = caps.mma == targets::nvptx::mma_forms(90, true);
+  return *targets::nvptx::copy_forms(sm90a ? 90 : 80, sm90a);
+}
+
 void run_passes(ir::Function& f, const std::string& list, const layout::target_caps& caps) {
   transforms::PassManager::Options o;
   o.verify = true;
@@ -91,7 +98,7 @@ void run_passes(ir::Function& f, const std::string& list, const layout::target_c
     }
     if (name == "pipeline_loops") {  // the loops plan_pipelines picks (228 KB of shared memory), then dce
       const analysis::AxisAnalysis axis(f);
-      const schedule::PipelinePlan plan = schedule::plan_pipelines(f, axis, f.num_stages, 227 * 1024);
+      const schedule::PipelinePlan plan = schedule::plan_pipelines(f, axis, f.num_stages, 227 * 1024, copies_of(caps));
       transforms::PassManager pm(o);
       pm.add(schedule::make_pipeline_loops(plan));
       pm.add(transforms::make_dce());

@@ -19,6 +19,7 @@
 #include "layout/mma_engine.hpp"
 #include "transforms/pass_manager.hpp"
 #include "targets/nvptx/nvptx_mma_forms.hpp"
+#include "targets/nvptx/nvptx_copy_forms.hpp"
 
 using namespace tile;
 
@@ -221,7 +222,9 @@ std::unique_ptr<ir::Function> pipelined_mm(layout::target_caps caps) {
   o.verify = true;
   layout::to_gpu_ir(*f, caps, o);
   const analysis::AxisAnalysis axis(*f);
-  const schedule::PipelinePlan plan = schedule::plan_pipelines(*f, axis, f->num_stages, 227 * 1024);
+  const bool sm90a = caps.mma == targets::nvptx::mma_forms(90, true);
+  const schedule::PipelinePlan plan =
+      schedule::plan_pipelines(*f, axis, f->num_stages, 227 * 1024, *targets::nvptx::copy_forms(sm90a ? 90 : 80, sm90a));
   REQUIRE(plan.loops.size() == 1);
   transforms::PassManager pm(o);
   pm.add(schedule::make_pipeline_loops(plan));
