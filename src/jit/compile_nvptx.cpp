@@ -38,16 +38,16 @@ namespace {
 
 constexpr const char* kOptions = "O3;gpu-abi=1";
 
-/// `fn` with its descriptor loads rewritten into masked loads, except (`tma`) those the TMA may
-/// copy; null when `fn` has none.
-std::unique_ptr<ir::Function> lower_descriptors(const ir::Function& fn, bool tensor_copies) {
+/// `fn` with its descriptor loads rewritten into masked loads, except (`keep_tensor_copies`)
+/// those a tensor copy of `a` may move (sm_90a's TMA); null when `fn` has none.
+std::unique_ptr<ir::Function> lower_descriptors(const ir::Function& fn, const targets::nvptx::arch& a, bool keep_tensor_copies) {
   if (!transforms::has_descriptor_loads(fn)) return nullptr;
   auto c = ir::clone(fn);
   std::function<bool(const ir::Op&)> keep;
-  if (tensor_copies)
-    keep = [&](const ir::Op& op) {
-      return schedule::tensor_copy_candidate(*c, op, fn.num_warps, *targets::nvptx::mma_forms(90, true), *targets::nvptx::copy_forms(90, true));
-    };
+  const layout::MmaTarget* mma = targets::nvptx::mma_forms(a.sm, a.accel);
+  const schedule::CopyTarget* copies = targets::nvptx::copy_forms(a.sm, a.accel);
+  if (keep_tensor_copies && mma && copies && copies->tensor_copies())
+    keep = [&](const ir::Op& op) { return schedule::tensor_copy_candidate(*c, op, fn.num_warps, *mma, *copies); };
   transforms::lower_descriptor_loads(*c, keep);
   auto options = transforms::PassManager::Options::from_env();
   options.dump_ir = false;
@@ -113,12 +113,12 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
   const auto smem_limit = static_cast<std::uint64_t>(sm.shared_bytes - sm.reserved_shared_per_block);
   // descriptor loads: kept for the TMA where tensor_copy_candidate says so (sm_90a), the rest masked
   // loads; should a loop that kept some not be pipelined, all become masked loads
-  const bool tensor_copies = a.sm >= 90 && a.accel;
-  std::unique_ptr<ir::Function> lowered = lower_descriptors(original, tensor_copies);
+  std::unique_ptr<ir::Function> lowered = lower_descriptors(original, a, true);
   const ir::Function* f = lowered ? lowered.get() : &original;
   // the GPU level of the IR: tensor cores, layouts, conversions (layout/gpu_passes.hpp), then
   // which loops are pipelined
   const layout::target_caps caps{.mma = targets::nvptx::mma_forms(a.sm, a.accel), .lanes = 32};
+  const schedule::CopyTarget* copies = targets::nvptx::copy_forms(a.sm, a.accel);
   const auto pass_options = transforms::PassManager::Options::from_env();
   std::unique_ptr<ir::Function> gpu;
   std::optional<analysis::AxisAnalysis> axis_store;
@@ -127,7 +127,6 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
     gpu = ir::clone(*f);
     layout::to_gpu_ir(*gpu, caps, pass_options);
     axis_store.emplace(*gpu);
-    const auto* copies = targets::nvptx::copy_forms(a.sm, a.accel);
     pipes = copies ? schedule::plan_pipelines(*gpu, *axis_store, gpu->num_stages, smem_limit, *copies) : schedule::PipelinePlan{};
     std::size_t kept = 0;
     ir::walk(gpu->body, [&](const ir::Op& o) { kept += o.kind == ir::OpKind::desc_load; });
@@ -138,7 +137,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
                           original.name);
       break;
     }
-    lowered = lower_descriptors(original, false);
+    lowered = lower_descriptors(original, a, false);
     f = lowered.get();
   }
   for (std::size_t i = 0; i < pipes.tensor_maps.size(); ++i) k->tensor_maps.push_back(tensor_map_of(*gpu, pipes, i));
@@ -156,8 +155,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
       pm.add(schedule::make_pipeline_loops(pipes));
       pm.add(transforms::make_dce());  // what only fed the loads the rings replaced
     }
-    pm.add(schedule::make_allocate_shared());
-    pm.add(schedule::make_insert_barriers());  // the barriers and fences between the threads' accesses
+    schedule::add_shared_memory_passes(pm);  // buffers placed; the barriers and fences between the threads' accesses
     pm.run(*gpu);
   }
   if (!pipes.loops.empty()) axis_store.emplace(*gpu);  // (the prologues' and copies' values)
@@ -290,8 +288,7 @@ std::string gpu_ir_ptx(const ir::Function& gpu_level, const targets::nvptx::arch
   transforms::PassManager::Options o;
   o.verify = true;
   transforms::PassManager pm(o);
-  pm.add(schedule::make_allocate_shared());
-  pm.add(schedule::make_insert_barriers());
+  schedule::add_shared_memory_passes(pm);
   pm.run(*f);
   const analysis::AxisAnalysis axis(*f);
   ptx_kernel k;

@@ -5,6 +5,7 @@
 
 #include "analysis/pointer_origin.hpp"
 #include "layout/mma_engine.hpp"
+#include "schedule/allocate_shared.hpp"
 #include "schedule/shared_scratch.hpp"
 
 namespace tile::schedule {
@@ -271,5 +272,10 @@ class InsertBarriersPass final : public transforms::Pass {
 }  // namespace
 
 std::unique_ptr<transforms::Pass> make_insert_barriers() { return std::make_unique<InsertBarriersPass>(); }
+
+void add_shared_memory_passes(transforms::PassManager& pm) {
+  pm.add(make_allocate_shared());
+  pm.add(make_insert_barriers());
+}
 
 }  // namespace tile::schedule

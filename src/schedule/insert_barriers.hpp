@@ -30,5 +30,8 @@
 namespace tile::schedule {
 
 std::unique_ptr<transforms::Pass> make_insert_barriers();
+/// The passes that end the GPU level, in order: allocate_shared, then insert_barriers (its
+/// barriers need no bytes; what it reads of shared memory is the ops', not their offsets).
+void add_shared_memory_passes(transforms::PassManager& pm);
 
 }  // namespace tile::schedule

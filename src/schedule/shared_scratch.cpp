@@ -10,7 +10,7 @@ namespace tile::schedule {
 using ir::OpKind;
 using layout::LinearLayout;
 
-ScanLayout scan_layout(const std::vector<std::int64_t>& shape, int axis, int lanes, int num_warps, int sequential_regs) {
+ScanLayout scan_layout(const std::vector<std::int64_t>& shape, int axis, int lanes, int num_warps) {
   const auto uax = static_cast<std::size_t>(axis);
   const std::size_t R = shape.size();
   // sequential: the whole axis in each thread's registers, the other axes over lanes and warps
@@ -37,7 +37,7 @@ ScanLayout scan_layout(const std::vector<std::int64_t>& shape, int axis, int lan
   wpc[uax] *= warps;
   LinearLayout T = layout::blocked(shape, spt, tpw, wpc, order);
   const std::int64_t len = shape[uax];
-  if (T.num_regs() <= sequential_regs || len < std::int64_t{lanes} * num_warps) return {std::move(T), false};
+  if (T.num_regs() <= kScanSequentialRegs || len < std::int64_t{lanes} * num_warps) return {std::move(T), false};
   // parallel: the axis fastest, a chunk of len / (lanes · warps) a thread, then the lanes, then the
   // warps; every other axis in each thread's registers
   std::vector<int> pspt(R), ptpw(R, 1), pwpc(R, 1), porder{axis};
@@ -68,6 +68,17 @@ int lanes_of(const ir::Op& op) {
 }  // namespace
 
 int scratch_phases(const ir::Op& op, int num_warps) {
+  switch (op.kind) {  // (most ops: none, decided before any layout is built)
+    case OpKind::convert_layout:
+    case OpKind::reduce:
+    case OpKind::scan:
+    case OpKind::join:
+    case OpKind::split:
+    case OpKind::atomic_rmw:
+    case OpKind::atomic_cas: break;
+    case OpKind::dot: return layout::engine_of(op) == layout::mma_engine::none ? 1 : 0;
+    default: return 0;
+  }
   const int lanes = lanes_of(op);
   const LinearLayout scalar = layout::scalar_layout(num_warps, lanes);
   auto lay = [&](const ir::Value* v) -> const LinearLayout& { return v->type.layout ? *v->type.layout : scalar; };
@@ -83,7 +94,7 @@ int scratch_phases(const ir::Op& op, int num_warps) {
       return n + (across_warps ? 1 : 0);
     }
     case OpKind::scan: {
-      const ScanLayout s = scan_layout(op.operand(0)->type.shape, static_cast<int>(op.attrs.ints.at(0)), lanes, num_warps, kScanSequentialRegs);
+      const ScanLayout s = scan_layout(op.operand(0)->type.shape, static_cast<int>(op.attrs.ints.at(0)), lanes, num_warps);
       int n = 0;
       for (const ir::Value* v : op.operands) n += moves(v, s.layout);
       if (s.parallel && num_warps > 1) ++n;
@@ -97,7 +108,6 @@ int scratch_phases(const ir::Op& op, int num_warps) {
       return moves(op.operand(0), opl) + moves(op.operand(1), opl) + (moves_between_threads(layout::join(opl), l) ? 1 : 0);
     }
     case OpKind::split: return moves(op.operand(0), layout::join(lay(op.result(0)))) ? 1 : 0;
-    case OpKind::dot: return layout::engine_of(op) == layout::mma_engine::none ? 1 : 0;
     case OpKind::atomic_rmw:
     case OpKind::atomic_cas: {
       const LinearLayout& l = lay(op.operand(0));

@@ -32,12 +32,12 @@ struct ScanLayout {
   layout::LinearLayout layout;
   bool parallel = false;
 };
-/// The GPU lowering's layout for a scan of `shape` along `axis` with `lanes` threads a warp and
-/// `num_warps` warps: rows that fit a thread in at most `sequential_regs` registers, or rows
-/// shorter than the CTA, run sequentially.
-ScanLayout scan_layout(const std::vector<std::int64_t>& shape, int axis, int lanes, int num_warps, int sequential_regs);
 /// The registers a thread may hold of a sequential scan's row before the scan runs in parallel.
 inline constexpr int kScanSequentialRegs = 256;
+/// The GPU lowering's layout for a scan of `shape` along `axis` with `lanes` threads a warp and
+/// `num_warps` warps: rows that fit a thread in at most kScanSequentialRegs registers, or rows
+/// shorter than the CTA, run sequentially.
+ScanLayout scan_layout(const std::vector<std::int64_t>& shape, int axis, int lanes, int num_warps);
 
 /// Whether converting a tile from layout `from` to `to` moves elements between threads.
 bool moves_between_threads(const layout::LinearLayout& from, const layout::LinearLayout& to);

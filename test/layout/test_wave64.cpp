@@ -160,8 +160,7 @@ TEST_CASE("wave64: the barriers of softmax's two reductions across 4 warps of 64
   transforms::PassManager::Options o;
   o.verify = true;
   transforms::PassManager pm(o);
-  pm.add(schedule::make_allocate_shared());
-  pm.add(schedule::make_insert_barriers());
+  schedule::add_shared_memory_passes(pm);
   pm.run(*f);
   // each reduce folds the 4 warps' partials through shared memory (one phase); only the second
   // waits for a barrier first (the first one's reads), the store after it meets no load's bytes

@@ -65,9 +65,6 @@ class GpuLowering {
  public:
   /// The most elements of one tile a thread may hold (see lower_op).
   static constexpr int kMaxRegsPerThread = 1024;
-  /// Scans whose rows fit a thread in at most this many registers run sequentially in the thread
-  /// (the interpreter's order); longer rows scan in parallel (gpu_reduce.cpp).
-  static constexpr int kScanSequentialRegs = schedule::kScanSequentialRegs;
   /// `lanes`: threads a warp (the target's); `axis`: the facts of the kernel run() lowers.
   GpuLowering(llvm::LLVMContext& ctx, const GpuTargetHooks& target, int lanes, const analysis::AxisAnalysis& axis);
   /// `f` must be at the GPU level of the IR (layout/gpu_passes.hpp): every tile's layout is in

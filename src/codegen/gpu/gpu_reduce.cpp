@@ -9,7 +9,7 @@
 //      single result, each lane reads one warp's partial and the warp folds them by shuffles.
 // The combine function is the op's region (sum, max, argmax's pair, a user's), inlined at each
 // step; like Triton's it is taken to be associative and commutative.
-// scan along a, rows that fit a thread (at most kScanSequentialRegs registers): the operands move
+// scan along a, rows that fit a thread (at most schedule::kScanSequentialRegs registers): the operands move
 // to a layout where a lies in each thread's registers (shared memory), each thread scans its
 // rows sequentially — the interpreter's order exactly — and the results move back.
 // scan along a, longer rows (a of at least lanes · num_warps elements): a layout with a as the
@@ -208,7 +208,7 @@ void GpuLowering::lower_scan(const ir::Op& op) {
   const std::size_t n = op.operands.size();
   const auto& shape = op.operand(0)->type.shape;
   // the whole axis in each thread's registers, unless the rows are long (schedule/shared_scratch.hpp)
-  const schedule::ScanLayout sl = schedule::scan_layout(shape, ax, lanes, num_warps, kScanSequentialRegs);
+  const schedule::ScanLayout sl = schedule::scan_layout(shape, ax, lanes, num_warps);
   if (sl.parallel) {
     lower_scan_parallel(op, sl.layout);
     return;
