@@ -44,7 +44,7 @@ class Hasher {
     u64(t.ptr);
     u64(t.shape.size());
     for (auto e : t.shape) u64(static_cast<std::uint64_t>(e));
-    u64(static_cast<std::uint64_t>(t.mem));  // (none: tiles and scalars in registers)
+    u64(static_cast<std::uint64_t>(t.mem) | (t.token ? 0x100u : 0u));  // (none: tiles and scalars in registers)
     u64(t.layout ? 1 : 0);
     if (t.layout)  // the GPU level
       for (const auto* bases : {&t.layout->reg, &t.layout->lane, &t.layout->warp}) {

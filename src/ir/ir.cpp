@@ -7,6 +7,7 @@
 namespace tile::ir {
 
 std::string Type::str() const {
+  if (token) return "token";
   std::string s = ptr ? "ptr<" + std::string(name(elem)) + ">" : std::string(name(elem));
   if (!shape.empty()) {
     s += '[';

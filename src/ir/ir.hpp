@@ -54,6 +54,7 @@ struct Type {
   std::vector<std::int64_t> shape;
   std::shared_ptr<const layout::LinearLayout> layout;  // null at the tile level and for scalars
   smem mem = smem::none;                                // a shared-memory buffer: its arrangement
+  bool token = false;  // the GPU level: an asynchronous copy's or group's token (no data; see async_token)
 
   Type() = default;
   Type(dtype e, bool p = false, std::vector<std::int64_t> s = {}, std::shared_ptr<const layout::LinearLayout> l = nullptr,
@@ -75,12 +76,23 @@ struct Type {
   Type with_layout(layout::LinearLayout l) const {
     return {elem, ptr, shape, std::make_shared<const layout::LinearLayout>(std::move(l))};
   }
-  Type without_layout() const { return {elem, ptr, shape, nullptr, mem}; }
+  Type without_layout() const {
+    Type t{elem, ptr, shape, nullptr, mem};
+    t.token = token;
+    return t;
+  }
   bool is_buffer() const { return mem != smem::none; }
+  /// The GPU level's token of asynchronous copies (async_copy, async_commit): a value with no
+  /// data that names the copies an async_wait waits for, carried by loops like any other.
+  static Type async_token() {
+    Type t;
+    t.token = true;
+    return t;
+  }
   /// Equal element, pointer flag, shape, buffer arrangement and layout (compared by value).
   bool operator==(const Type& o) const;
   /// Equal but for the layout and where it lives.
-  bool same_data(const Type& o) const { return elem == o.elem && ptr == o.ptr && shape == o.shape; }
+  bool same_data(const Type& o) const { return elem == o.elem && ptr == o.ptr && shape == o.shape && token == o.token; }
   /// "f32", "ptr<f16>", "i32[16,32]", "ptr<f32>[128]"; a layout follows as " #linear<…>", a
   /// buffer's arrangement as " #smem<swizzled>".
   std::string str() const;

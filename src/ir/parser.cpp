@@ -387,6 +387,10 @@ class Parser {
     Type ty;
     const token at = t_;
     const std::string w = ident("a type (f32, i32[4,16], ptr<f16>, …)");
+    if (w == "token") {  // the GPU level: asynchronous copies' token
+      ty.token = true;
+      return ty;
+    }
     if (w == "ptr") {
       expect("<");
       const token e = t_;
@@ -794,7 +798,7 @@ class Parser {
       has_keyword = true;
       advance();
     }
-    // (an op of no operands, attributes or results, async_commit, ends its line)
+    // (an op of no operands, attributes or results, copy_fence, ends its line)
     std::vector<Value*> operands = t_.line == name_at.line ? uses() : std::vector<Value*>{};
     std::string trailing;
     if (*kind == OpKind::assert_) {

@@ -591,7 +591,8 @@ class Verifier {
         break;
       case OpKind::async_copy: {
         if (op.operands.size() != 3 && op.operands.size() != 4) fail(op, "expects (buffer, pointers, valid [, mask])");
-        counts(op, op.operands.size(), 0);
+        counts(op, op.operands.size(), 1);
+        if (!out(op, 0).token) fail(op, "async_copy gives its token", out(op, 0).str());
         ints(op, 2);
         flag(op, 1, "has_mask");
         if (op.operands.size() != 3 + static_cast<std::size_t>(op.attrs.ints[1])) fail(op, "has_mask disagrees with the operands");
@@ -603,15 +604,22 @@ class Verifier {
         if (op.attrs.ints[0] < 1) fail(op, "a copy's run is at least one element");
         break;
       }
-      case OpKind::async_commit:
       case OpKind::copy_fence: counts(op, 0, 0); break;
-      case OpKind::async_wait:
-        counts(op, op.operands.size(), 0);
+      case OpKind::async_commit:
+      case OpKind::async_wait: {
+        const bool commit = op.kind == OpKind::async_commit;
+        counts(op, op.operands.size(), commit ? 1 : 0);
+        if (op.operands.empty()) fail(op, commit ? "async_commit groups the copies of its tokens" : "async_wait names the groups it waits for by their tokens");
         for (std::size_t i = 0; i < op.operands.size(); ++i)
-          if (in(op, i).mem != smem::swizzled) fail(op, "async_wait names the buffers its copies write", in(op, i).str());
+          if (!in(op, i).token) fail(op, commit ? "async_commit groups the copies of its tokens" : "async_wait names the groups it waits for by their tokens", in(op, i).str());
+        if (commit) {
+          if (!out(op, 0).token) fail(op, "async_commit gives the group's token", out(op, 0).str());
+          break;
+        }
         ints(op, 1);
         range(op, 0, 0, 64, "pending groups");
         break;
+      }
       case OpKind::tensor_copy:
         counts(op, 7, 0);
         ints(op, 2);

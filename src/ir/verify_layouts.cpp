@@ -63,9 +63,11 @@ std::string one_layout(const std::vector<const Value*>& vs, const std::string& r
 
 std::string gpu_type_rule(const Function& f, const Type& t, int& lane_bits) {
   if (!f.gpu) {
+    if (t.token) return "an asynchronous copies' token in tile IR (only the GPU level has them)";
     if (t.layout) return "a layout in tile IR (only the GPU level's types carry one): " + t.str();
     return t.is_buffer() ? "a shared-memory buffer in tile IR: " + t.str() : "";
   }
+  if (t.token) return t.layout || t.is_buffer() || !t.shape.empty() || t.ptr ? "a token with data: " + t.str() : "";
   if (t.is_buffer()) {
     if (t.layout) return "a shared-memory buffer with a register layout: " + t.str();
     if (t.ptr) return "a shared-memory buffer of pointers: " + t.str();
@@ -110,7 +112,6 @@ namespace {
 bool reads_buffer(const Op& op, std::size_t i) {
   switch (op.kind) {
     case OpKind::dot: return i < 2 && op.attrs.ints.size() >= 4 && op.attrs.ints[1] != 0;
-    case OpKind::async_wait: return true;
     case OpKind::buffer_index:
     case OpKind::async_copy:
     case OpKind::copy_barrier_init:
@@ -139,6 +140,14 @@ std::string gpu_op_rule(const Function& f, const Op& op) {
   for (const auto& reg : op.regions)
     for (const auto& a : reg->args)
       if (a->type.is_buffer()) return "a region argument that is a shared-memory buffer (" + text(a.get()) + ")";
+  // tokens: made by the copies and their groups, taken by groups, waits and control flow
+  const bool control = op.kind == OpKind::for_ || op.kind == OpKind::while_ || op.kind == OpKind::if_ || op.kind == OpKind::yield;
+  const bool makes_token = op.kind == OpKind::async_copy || op.kind == OpKind::async_commit;
+  for (const auto& r : op.results)
+    if (r->type.token && !makes_token && !control) return "a token made by other than async_copy or async_commit (" + text(r.get()) + ")";
+  for (std::size_t i = 0; i < op.operands.size(); ++i)
+    if (op.operands[i]->type.token && op.kind != OpKind::async_commit && op.kind != OpKind::async_wait && !control)
+      return "operand #" + std::to_string(i) + " is a token, which only async_commit, async_wait and control flow take";
   for (std::size_t i = 0; i < op.operands.size(); ++i)
     if (op.operands[i]->type.is_buffer() && !reads_buffer(op, i))
       return "operand #" + std::to_string(i) + " is a shared-memory buffer, which only a tensor-core dot (as A or B), buffer_index, the copies and the copy barriers take";

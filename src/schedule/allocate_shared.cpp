@@ -24,6 +24,57 @@ struct Positions {
   }
 };
 
+/// The buffers each token's copies write (async_copy: its ring; a group, a loop's or an if's
+/// token: those of the tokens it takes): a use of the token keeps them live, as the copies
+/// still write them until the async_wait that names it.
+std::unordered_map<const ir::Value*, std::vector<const ir::Op*>> token_buffers(const ir::Function& f) {
+  std::unordered_map<const ir::Value*, std::vector<const ir::Op*>> of;
+  auto add = [&](const ir::Value* to, const ir::Value* from) {
+    bool grew = false;
+    auto it = of.find(from);
+    if (it == of.end()) return false;
+    const std::vector<const ir::Op*> src = it->second;
+    auto& dst = of[to];
+    for (const ir::Op* b : src)
+      if (std::find(dst.begin(), dst.end(), b) == dst.end()) {
+        dst.push_back(b);
+        grew = true;
+      }
+    return grew;
+  };
+  for (bool grew = true; grew;) {  // (loops carry tokens around: until nothing grows)
+    grew = false;
+    ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& op) {
+      if (op.kind == OpKind::async_copy) {
+        const ir::Value* buf = op.operand(0);
+        while (buf->def && buf->def->kind == OpKind::buffer_index) buf = buf->def->operand(0);
+        if (buf->def && of[op.result()].empty()) {
+          of[op.result()].push_back(buf->def);
+          grew = true;
+        }
+      } else if (op.kind == OpKind::async_commit) {
+        for (const ir::Value* t : op.operands) grew |= add(op.result(), t);
+      } else if (op.kind == OpKind::for_ || op.kind == OpKind::while_ || op.kind == OpKind::if_) {
+        // carried: the initial value and what each region yields reach the argument and result
+        const unsigned first = op.kind == OpKind::for_ ? 3 : 0;
+        for (std::size_t k = 0; k < op.results.size(); ++k) {
+          if (!op.result(static_cast<unsigned>(k))->type.token) continue;
+          if (op.kind != OpKind::if_) grew |= add(op.result(static_cast<unsigned>(k)), op.operand(static_cast<unsigned>(first + k)));
+          for (const auto& r : op.regions) {
+            const ir::Op* y = r->terminator();
+            if (y && y->kind == OpKind::yield) grew |= add(op.result(static_cast<unsigned>(k)), y->operand(static_cast<unsigned>(k)));
+          }
+          const unsigned arg = static_cast<unsigned>(op.kind == OpKind::for_ ? k + 1 : k);
+          if (op.kind != OpKind::if_)
+            for (const auto& r : op.regions)
+              if (arg < r->args.size()) grew |= add(r->arg(arg), op.result(static_cast<unsigned>(k)));
+        }
+      }
+    });
+  }
+  return of;
+}
+
 }  // namespace
 
 std::uint64_t slot_bytes(const ir::Type& ring) {
@@ -56,6 +107,12 @@ SharedPlan plan_shared(const ir::Function& f) {
   Positions pos;
   pos.block(f.body);
   SharedPlan plan;
+  const auto tokens = token_buffers(f);
+  auto covers = [&](const ir::Value* v, const ir::Op* buffer) {
+    if (!v->type.token) return false;
+    auto t = tokens.find(v);
+    return t != tokens.end() && std::find(t->second.begin(), t->second.end(), buffer) != t->second.end();
+  };
   ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& op) {
     if (op.kind == OpKind::local_alloc) {
       SharedBuffer b;
@@ -67,7 +124,7 @@ SharedPlan plan_shared(const ir::Function& f) {
       std::function<void(const ir::Block&)> uses = [&](const ir::Block& blk) {
         for (const auto& u : blk.ops) {
           for (const ir::Value* v : u->operands)
-            if (v == op.result()) {
+            if (v == op.result() || covers(v, &op)) {
               std::size_t last = pos.at.at(u.get());
               for (const ir::Op* p = u->parent ? u->parent->parent : nullptr; p; p = p->parent ? p->parent->parent : nullptr) {
                 // a loop the buffer was made before (outside of) reads it every iteration

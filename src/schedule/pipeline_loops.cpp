@@ -8,12 +8,13 @@
 //   prologue          for s in 0 .. ahead-1: iter_ahead(lo, step, hi){s} -> (iv_s, valid_s); the
 //                     ahead slice (the loads' addresses and masks, the carried values they advance)
 //                     cloned for iv_s; one async_copy per load into buffer_index(ring, s), masked
-//                     and zero-filled where !valid_s; async_commit (tensor copies: one
+//                     and zero-filled where !valid_s, each giving a token; async_commit of
+//                     them gives the group's token (tensor copies: one
 //                     copy_barrier_expect on barrier s and one tensor_copy per load)
 //   the loop          carries the advanced values instead of the current ones, plus the slot
-//                     (u32, the buffer iteration i reads: i % buffers) and, for the copy
-//                     barriers, the phase parity (i / buffers % 2)
-//     head            async_wait(rings){stages-2}; shared_fence (the engine reads through another
+//                     (u32, the buffer iteration i reads: i % buffers) and the token of the
+//                     latest group (for the copy barriers: the phase parity, i / buffers % 2)
+//     head            async_wait(token){stages-2}; shared_fence (the engine reads through another
 //                     path); barrier: buffer `slot` complete for every thread, the one refilled next
 //                     read by none.  Tensor copies: copy_barrier_wait(barriers, slot, phase)
 //     issue           the slice cloned for iter_ahead(iv, step, hi){ahead} into buffer
@@ -25,7 +26,7 @@
 //                     left in flight (dot ints[4] = 1) where plan says so
 //   after the loop    where dots are left in flight, the loop runs inside `if lo < hi`, whose
 //                     then-branch ends with mma_wait{0} on each result such a dot makes and whose
-//                     else-branch gives the initial values (wait_in_flight says why); the drain: async_wait{0}
+//                     else-branch gives the initial values (wait_in_flight says why); the drain: async_wait(token){0}
 //                     and a barrier (the copies past the end write zeros), or, for tensor copies
 //                     (none issued past the end), a barrier, copy_barrier_inval and a barrier
 // The loads and their staging local_allocs are erased; dce (run next) removes what only fed them.
@@ -52,22 +53,26 @@ class Rewriter {
     std::vector<ir::Value*> cur;
     for (std::size_t k = 0; k < nc; ++k) cur.push_back(loop_.operand(static_cast<unsigned>(3 + k)));
     const int ahead = pl_.distance();
-    for (int s = 0; s < ahead; ++s) issue(b, loop_.operand(0), s, b.constant_int(u32_, s, loc_), cur);
+    ir::Value* group = nullptr;  // the token of the prologue's last group
+    for (int s = 0; s < ahead; ++s) group = issue(b, loop_.operand(0), s, b.constant_int(u32_, s, loc_), cur);
+    if (!pl_.tensor_copy && !group) throw tile::error("schedule: internal error: a pipelined loop that copies nothing ahead", loc_);
     for (std::size_t k = 0; k < nc; ++k)
       if (pl_.ahead_arg[k]) loop_.operands[3 + k] = cur[k];
-    // the slot (and, for the copy barriers, the phase): carried values after the original ones
-    const int extra = pl_.tensor_copy ? 2 : 1;
-    for (int i = 0; i < extra; ++i) loop_.operands.push_back(b.constant_int(u32_, 0, loc_));
+    // carried after the original values: the slot, then the copy barriers' phase parity or the
+    // token of the latest group
+    const ir::Type second = pl_.tensor_copy ? u32_ : ir::Type::async_token();
+    loop_.operands.push_back(u32(b, 0));
+    loop_.operands.push_back(pl_.tensor_copy ? u32(b, 0) : group);
     ir::Value* slot = body_.add_arg(u32_);
-    ir::Value* phase = pl_.tensor_copy ? body_.add_arg(u32_) : nullptr;
-    for (int i = 0; i < extra; ++i) {
+    ir::Value* carried = body_.add_arg(second);
+    for (const ir::Type& t : {u32_, second}) {
       auto v = std::make_unique<ir::Value>();
-      v->type = u32_;
+      v->type = t;
       v->def = &loop_;
       v->index = static_cast<unsigned>(loop_.results.size());
       loop_.results.push_back(std::move(v));
     }
-    rewrite_body(slot, phase, ahead);
+    rewrite_body(slot, carried, ahead);
     after_loop(nc);
   }
 
@@ -106,8 +111,9 @@ class Rewriter {
 
   /// The ahead slice for iteration k ahead of `iv` (the loop's lower bound or its induction
   /// value), the carried values it reads in `carried` (advanced on return); its copies into
-  /// buffer `slot`.
-  void issue(ir::Builder& b, ir::Value* iv, int k, ir::Value* slot, std::vector<ir::Value*>& carried) {
+  /// buffer `slot`. Returns the token of their group (null for tensor copies: their barrier
+  /// completes them).
+  ir::Value* issue(ir::Builder& b, ir::Value* iv, int k, ir::Value* slot, std::vector<ir::Value*>& carried) {
     const ir::Type& it = loop_.operand(0)->type;
     ir::Attrs a;
     a.ints = {k};
@@ -123,6 +129,7 @@ class Rewriter {
       auto f = map.find(v);
       return f == map.end() ? v : f->second;
     };
+    ir::Value* group = nullptr;
     if (pl_.tensor_copy) {
       std::int64_t bytes = 0;
       for (const auto& l : pl_.loads) bytes += l.rows * l.cols * l.elem_bytes;
@@ -136,19 +143,21 @@ class Rewriter {
             {l.tensor_map_param, l.box_cols});
       }
     } else {
+      std::vector<ir::Value*> copies;
       for (std::size_t n = 0; n < pl_.loads.size(); ++n) {
         const auto& l = pl_.loads[n];
         const bool masked = l.load->attrs.ints.at(0) != 0;
         ir::Value* buf = op1(b, OpKind::buffer_index, {rings_[n], slot}, slot_type(n));
         std::vector<ir::Value*> in{buf, m(l.load->operand(0)), valid};
         if (masked) in.push_back(m(l.load->operand(1)));
-        op0(b, OpKind::async_copy, std::move(in), {l.run, masked ? 1 : 0});
+        copies.push_back(op1(b, OpKind::async_copy, std::move(in), ir::Type::async_token(), {l.run, masked ? 1 : 0}));
       }
-      op0(b, OpKind::async_commit, {});
+      group = op1(b, OpKind::async_commit, copies, ir::Type::async_token());
     }
     const ir::Op* yield = body_.terminator();
     for (std::size_t c = 0; c < carried.size(); ++c)
       if (pl_.ahead_arg[c]) carried[c] = m(yield->operand(static_cast<unsigned>(c)));
+    return group;
   }
 
   ir::Type slot_type(std::size_t n) const {
@@ -156,14 +165,15 @@ class Rewriter {
     return ir::Type(r.elem, false, {r.shape[1], r.shape[2]}, nullptr, ir::smem::swizzled);
   }
 
-  void rewrite_body(ir::Value* slot, ir::Value* phase, int ahead) {
+  /// `carried`: the copy barriers' phase parity, or the token of the latest group.
+  void rewrite_body(ir::Value* slot, ir::Value* carried, int ahead) {
     ir::Op* first = body_.ops.front().get();
     ir::Builder b(&body_);
     b.set_insertion_before(first);
     if (pl_.tensor_copy) {
-      op0(b, OpKind::copy_barrier_wait, {barriers_, slot, phase});
+      op0(b, OpKind::copy_barrier_wait, {barriers_, slot, carried});
     } else {
-      op0(b, OpKind::async_wait, rings_, {pl_.stages - 2});
+      op0(b, OpKind::async_wait, {carried}, {pl_.stages - 2});
       bool warpgroup = false;
       for (const auto& [d, idx] : pl_.dots) warpgroup |= layout::engine_of(*d) == layout::mma_engine::warpgroup;
       if (warpgroup) op0(b, OpKind::shared_fence, {}, {static_cast<std::int64_t>(layout::mma_engine::warpgroup)});
@@ -179,7 +189,8 @@ class Rewriter {
     for (std::size_t c = 0; c < ahead_vals.size(); ++c)
       if (pl_.ahead_arg[c]) ahead_vals[c] = body_.arg(static_cast<unsigned>(c + 1));
     const bool late = pl_.async_mma || pl_.tensor_copy;
-    if (!late) issue(b, body_.arg(0), ahead, ws, ahead_vals);
+    ir::Value* group = nullptr;
+    if (!late) group = issue(b, body_.arg(0), ahead, ws, ahead_vals);
     // the dots read the ring
     for (const auto& [d, idx] : pl_.dots) {
       auto* dot = const_cast<ir::Op*>(d);
@@ -194,14 +205,15 @@ class Rewriter {
     }
     b.set_insertion_before(yield);
     if (pl_.tensor_copy) op0(b, OpKind::barrier, {}, {0, -1});
-    if (late) issue(b, body_.arg(0), ahead, ws, ahead_vals);
+    if (late) group = issue(b, body_.arg(0), ahead, ws, ahead_vals);
     ir::Value* next = op1(b, OpKind::add, {slot, u32(b, 1)}, u32_);
     ir::Value* wrap = op1(b, OpKind::cmp, {next, u32(b, R)}, i1_, {static_cast<std::int64_t>(ir::CmpPred::eq)});
     next = op1(b, OpKind::select, {wrap, u32(b, 0), next}, u32_);
     for (std::size_t c = 0; c < ahead_vals.size(); ++c)
       if (pl_.ahead_arg[c]) yield->operands[c] = ahead_vals[c];
     yield->operands.push_back(next);
-    if (phase) yield->operands.push_back(op1(b, OpKind::bit_xor, {phase, op1(b, OpKind::select, {wrap, u32(b, 1), u32(b, 0)}, u32_)}, u32_));
+    if (pl_.tensor_copy) yield->operands.push_back(op1(b, OpKind::bit_xor, {carried, op1(b, OpKind::select, {wrap, u32(b, 1), u32(b, 0)}, u32_)}, u32_));
+    else yield->operands.push_back(group);
     // the loads the ring replaces, and their staging buffers
     for (const auto& l : pl_.loads) {
       if (l.staged) ir::erase(const_cast<ir::Op*>(l.staged));
@@ -213,12 +225,13 @@ class Rewriter {
     ir::Block& outer = *loop_.parent;
     auto it = std::find_if(outer.ops.begin(), outer.ops.end(), [&](const auto& o) { return o.get() == &loop_; });
     ir::Builder b(&outer, std::next(it));
-    if (pl_.async_mma) wait_in_flight(outer, it, nc, b);
+    ir::Value* group = pl_.tensor_copy ? nullptr : loop_.result(static_cast<unsigned>(nc + 1));  // (the latest group's token)
+    if (pl_.async_mma) wait_in_flight(outer, it, nc, b, group);
     if (pl_.tensor_copy) {
       op0(b, OpKind::barrier, {}, {0, -1});
       op0(b, OpKind::copy_barrier_inval, {barriers_});
     } else {
-      op0(b, OpKind::async_wait, rings_, {0});
+      op0(b, OpKind::async_wait, {group}, {0});
     }
     op0(b, OpKind::barrier, {}, {0, -1});
   }
@@ -228,12 +241,14 @@ class Rewriter {
   /// follows the loop on the one path that ran it: where a path that skips the loop met the
   /// loop's exit before the wait, the code giving the skipped loop's accumulators their initial
   /// values could land between the engine's last asynchronous dot and its wait (ptxas then
-  /// serializes every asynchronous dot of the kernel). `b` is left after the if.
-  void wait_in_flight(ir::Block& outer, std::list<std::unique_ptr<ir::Op>>::iterator at, std::size_t nc, ir::Builder& b) {
+  /// serializes every asynchronous dot of the kernel). `b` is left after the if; `group` (the
+  /// latest group's token, where there are groups), the if's result that gives it.
+  void wait_in_flight(ir::Block& outer, std::list<std::unique_ptr<ir::Op>>::iterator at, std::size_t nc, ir::Builder& b, ir::Value*& group) {
     ir::Builder gb(&outer, at);
     ir::Value* runs = op1(gb, OpKind::cmp, {loop_.operand(0), loop_.operand(1)}, i1_, {static_cast<std::int64_t>(ir::CmpPred::lt)});
     std::vector<ir::Type> types;
     for (std::size_t k = 0; k < nc; ++k) types.push_back(loop_.result(static_cast<unsigned>(k))->type);
+    if (group) types.push_back(group->type);
     ir::Op* guard = gb.create(OpKind::if_, {runs}, types, {}, loc_, 2);
     // the loop moves into the then-branch
     ir::Block& then = *guard->region(0);
@@ -252,9 +267,14 @@ class Rewriter {
         r = tb.create(OpKind::mma_wait, {r}, {r->type}, ir::Attrs{{0}, 0.0, {}}, loc_)->result();
       out.push_back(r);
     }
-    tb.create(OpKind::yield, out, {}, {}, loc_);
     std::vector<ir::Value*> init;
     for (std::size_t k = 0; k < nc; ++k) init.push_back(loop_.operand(static_cast<unsigned>(3 + k)));
+    if (group) {  // the loop's latest group, or the prologue's where it did not run
+      out.push_back(group);
+      init.push_back(loop_.operand(static_cast<unsigned>(3 + nc + 1)));
+      group = guard->result(static_cast<unsigned>(nc));
+    }
+    tb.create(OpKind::yield, out, {}, {}, loc_);
     ir::Builder(guard->region(1)).create(OpKind::yield, init, {}, {}, loc_);
     auto after = std::find_if(outer.ops.begin(), outer.ops.end(), [&](const auto& o) { return o.get() == guard; });
     b = ir::Builder(&outer, std::next(after));

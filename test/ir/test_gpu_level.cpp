@@ -259,16 +259,38 @@ TEST_CASE("GPU level: a pipelined loop's rings, copies, waits and barriers print
     const std::string m = verify_after_breaker(*f, [](ir::Function& h) { first(h, ir::OpKind::buffer_index)->result()->type.shape[0] = 16; });
     CHECK(m.find("op 'buffer_index': buffer_index takes a ring") != std::string::npos);
   }
-  SUBCASE("a wait on what is not a buffer; an mma_wait in another layout") {
+  SUBCASE("a wait on what is not a token; a token where data belongs; an mma_wait in another layout") {
     CHECK(verify_after_breaker(*f, [](ir::Function& h) {
             ir::Op* w = first(h, ir::OpKind::async_wait);
             w->operands.push_back(first(h, ir::OpKind::iter_ahead)->result(0));
-          }).find("op 'async_wait': async_wait names the buffers its copies write") != std::string::npos);
+          }).find("op 'async_wait': async_wait names the groups it waits for by their tokens") != std::string::npos);
+    auto c1 = pipelined_mm(sm90);  // (each breaker on its own kernel)
+    CHECK(verify_after_breaker(*c1, [](ir::Function& h) {
+            ir::Op* c = first(h, ir::OpKind::async_commit);
+            c->operands = {first(h, ir::OpKind::iter_ahead)->result(1)};
+          }).find("op 'async_commit': async_commit groups the copies of its tokens") != std::string::npos);
+    auto c2 = pipelined_mm(sm90);
+    CHECK(verify_after_breaker(*c2, [](ir::Function& h) {
+            ir::Op* w = first(h, ir::OpKind::async_wait);
+            ir::Builder b(w->parent);
+            b.set_insertion_before(w);
+            b.create(ir::OpKind::print, {w->operand(0)}, {}, ir::Attrs{{0}, 0.0, {}}, w->loc);
+          }).find("op 'print': operand #0 is a token, which only async_commit, async_wait and control flow take") != std::string::npos);
     auto g = pipelined_mm(sm90);
     CHECK(verify_after_breaker(*g, [](ir::Function& h) {
             first(h, ir::OpKind::mma_wait)->result()->type.layout = first(h, ir::OpKind::convert_layout)->result()->type.layout;
           }).find("op 'mma_wait': mma_wait's result must be in its operand's layout") != std::string::npos);
   }
+}
+
+TEST_CASE("GPU level: a token is the GPU level's; it parses and prints back") {
+  CHECK(error_of([] { ir::verify(*ir::parse("kernel @k(%arg0: token) {\n  return\n}\n", "t.tir"), "parse"); })
+            .find("an asynchronous copies' token in tile IR") != std::string::npos);
+  auto f = pipelined_mm({.mma = targets::nvptx::mma_forms(80, false), .lanes = 32});
+  const std::string text = ir::print(*f);
+  CHECK(text.find(" = async_commit ") != std::string::npos);
+  CHECK(text.find(", token) {") != std::string::npos);  // (the loop carries the latest group's token)
+  CHECK(ir::print(*ir::parse(text, "again.tir")) == text);
 }
 
 TEST_CASE("GPU level: malformed layout text is an error at its line and column") {

@@ -6,7 +6,7 @@
 //   async_copy           per run of `run` registers of the pointer tile: one copy of the run's
 //                        bytes into the swizzled buffer, zero-filled where !valid or masked off;
 //                        replicated threads do not copy
-//   async_commit / wait  the engine's groups
+//   async_commit / wait  the engine's groups (tokens order them in the IR; they have no registers)
 //   tensor_copy          where valid, the CTA's first thread: one box copy per box-wide column
 //                        block of the buffer, completing on the slot's copy barrier
 //   copy_barrier_*       init (after the program's writes to the copies' tensors are visible to
@@ -77,9 +77,13 @@ void GpuLowering::lower_async(const ir::Op& op) {
         llvm::Value* ok = mask ? B.CreateAnd(valid, mask->regs[r0]) : valid;
         copies().copy(S, smem_abs(off), ptr.regs[r0], static_cast<int>(run * es), ok, writer);
       }
+      set(op.result(), DV{scalar_, {}, op.result()->type});  // (a token: no registers)
       return;
     }
-    case OpKind::async_commit: copies().commit(S); return;
+    case OpKind::async_commit:
+      copies().commit(S);
+      set(op.result(), DV{scalar_, {}, op.result()->type});
+      return;
     case OpKind::async_wait: copies().wait(S, static_cast<int>(op.attrs.ints[0])); return;
     case OpKind::tensor_copy: {
       const ir::Type& t = op.operand(1)->type;
