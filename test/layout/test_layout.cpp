@@ -7,8 +7,12 @@
 #include <set>
 
 #include "support/linear_layout.hpp"
+#include "targets/nvptx/nvptx_mma_layouts.hpp"
 
 using namespace tile::layout;
+using tile::targets::nvptx::mma_v2;
+using tile::targets::nvptx::mma_v2_operand;
+using tile::targets::nvptx::mma_warps;
 
 namespace {
 

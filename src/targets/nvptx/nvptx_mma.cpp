@@ -6,6 +6,7 @@
 
 #include "layout/mma_engine.hpp"
 #include "targets/nvptx/nvptx_asm.hpp"
+#include "targets/nvptx/nvptx_mma_layouts.hpp"
 
 namespace tile::targets::nvptx {
 
@@ -47,8 +48,8 @@ DV NvptxMma::mma_from_shared(GpuLowering& G, const ir::Op& op, std::array<int, 2
   const int kw = NvptxMmaForms::operand_elements(op);
   const std::int64_t es = 4 / kw, kfrag = 8 * kw;
   const bool b_rows = es == 2;
-  const layout::LinearLayout LA = layout::mma_v2_operand(0, M, K, warps, W, kw);
-  const layout::LinearLayout LB = layout::mma_v2_operand(1, K, N, warps, W, kw);
+  const layout::LinearLayout LA = mma_v2_operand(0, M, K, warps, W, kw);
+  const layout::LinearLayout LB = mma_v2_operand(1, K, N, warps, W, kw);
   const layout::LinearLayout& C = G.layout_of(op.result());
   auto reg_of = [&](const layout::LinearLayout& l, std::int64_t r, std::int64_t c) {
     auto i = layout::register_of(l, {r, c});

@@ -5,7 +5,7 @@
 // (Triton's operand prefetch); a dot on a warpgroup's (sm_90a) as wgmma.mma_async m64nNk16
 // steps on shared-memory descriptors of the swizzled buffers (128/64/32-byte swizzle modes),
 // each 64-row block's k steps chained in one asm statement, left in flight `pending` groups deep.
-// The accumulator is mma_v2's layout (layout::mma_v2) for both.
+// The accumulator is mma_v2's layout (nvptx_mma_layouts.hpp) for both.
 #pragma once
 
 #include "codegen/gpu/gpu_lowering.hpp"

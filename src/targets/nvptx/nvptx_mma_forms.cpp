@@ -1,5 +1,6 @@
 // src/targets/nvptx/nvptx_mma_forms.cpp — layer: targets (nvptx). See nvptx_mma_forms.hpp.
 #include "targets/nvptx/nvptx_mma_forms.hpp"
+#include "targets/nvptx/nvptx_mma_layouts.hpp"
 
 namespace tile::targets::nvptx {
 
@@ -39,7 +40,7 @@ layout::MmaTarget::Choice NvptxMmaForms::choose(const ir::Op& dot, int num_warps
   if (lanes != 32 || dot.kind != ir::OpKind::dot || !warp_form(dot)) return {};  // (32-lane instructions)
   if (warpgroup_ && warpgroup_form(dot, num_warps)) return {mma_engine::warpgroup, {num_warps, 1}};
   const auto& s = dot.result()->type.shape;
-  return {mma_engine::warp, layout::mma_warps(s[0], s[1], num_warps)};
+  return {mma_engine::warp, mma_warps(s[0], s[1], num_warps)};
 }
 
 std::string NvptxMmaForms::check(const ir::Op& dot, int num_warps) const {
@@ -59,7 +60,7 @@ std::string NvptxMmaForms::check(const ir::Op& dot, int num_warps) const {
 
 layout::LinearLayout NvptxMmaForms::accumulator(const ir::Op& dot, int num_warps) const {
   const auto& s = dot.result()->type.shape;
-  return layout::mma_v2(s.at(0), s.at(1), layout::mma_warps_of(dot), num_warps);
+  return mma_v2(s.at(0), s.at(1), layout::mma_warps_of(dot), num_warps);
 }
 
 ir::smem NvptxMmaForms::operand_arrangement(const ir::Op& dot, unsigned k) const {

@@ -2,12 +2,12 @@
 // the GPU passes see them (layout/mma_target.hpp); the instructions are nvptx_mma.hpp's.
 //   warp        mma.sync m16n8kK (sm_80 and later): f16/bf16 into f32 (k16), f32 at tf32
 //               precision into f32 (k8), i8/u8 into i32 (k32); 16 x 8 fragments a warp, the warps
-//               along M and N by layout::mma_warps; A and B read by ldmatrix from swizzled 16-bit
+//               along M and N by mma_warps (nvptx_mma_layouts.hpp); A and B read by ldmatrix from swizzled 16-bit
 //               tiles, or (tf32, 8-bit) from A row-major and B transposed, rows padded by 16 bytes
 //   warpgroup   wgmma.mma_async m64nNk16 (sm_90a): f16/bf16 into f32 with 4 or 8 warps, every
 //               warp along M (M a multiple of 16 · warps), 16 <= N <= 256, K a multiple of 16; A
 //               and B read by the engine itself from swizzled tiles (shared-memory descriptors)
-// The accumulator is layout::mma_v2's for the dot's warps in both (a warpgroup's m64 rows are
+// The accumulator is mma_v2's (nvptx_mma_layouts.hpp) for the dot's warps in both (a warpgroup's m64 rows are
 // four warps' m16 fragments).
 #pragma once
 
@@ -25,7 +25,7 @@ class NvptxMmaForms final : public layout::MmaTarget {
   ir::smem operand_arrangement(const ir::Op& dot, unsigned k) const override;
 
   /// The operand elements one 32-bit register of mma.sync holds for `dot`'s types
-  /// (layout::mma_v2_operand's kwidth): 2 for f16/bf16 into f32, 1 for f32 at tf32 precision into
+  /// (mma_v2_operand's kwidth, nvptx_mma_layouts.hpp): 2 for f16/bf16 into f32, 1 for f32 at tf32 precision into
   /// f32, 4 for i8/u8 into i32; 0 when no form takes them.
   static int operand_elements(const ir::Op& dot);
   /// Whether `dot` fits mma.sync: a kwidth, both operands of one type, M >= 16, N >= 8,
