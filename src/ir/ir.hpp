@@ -36,8 +36,8 @@ namespace tile::ir {
 /// Where a value of the GPU level lives: in registers (a tile spread over the threads by its
 /// layout; a scalar), or in a shared-memory buffer that holds a [rows][cols] tile arranged as
 ///   swizzled           rows of 16-byte chunks XOR-ed by the row's address bits, in column blocks
-///                      of min(128, cols · elem bytes) bytes (16-bit elements: what ldmatrix
-///                      reads without bank conflicts and wgmma's descriptors name);
+///                      of min(128, cols · elem bytes) bytes (16-bit elements: what a warp's matrix loads
+///                      read without bank conflicts and a warpgroup engine's descriptors name);
 ///   padded             row-major, rows padded by 16 bytes;
 ///   padded_transposed  the transpose ([cols][rows]) so, padded by 16 bytes.
 enum class smem : std::uint8_t { none, swizzled, padded, padded_transposed, barriers };
@@ -270,7 +270,7 @@ void verify(const Function& f, std::string_view stage = "trace");
 std::uint64_t structural_hash(const Function& f);
 /// A hash of the source locations (file, line, column) of the ops whose run-time failure
 /// compiled code reports by location: device_assert and for_range's step check. A backend whose
-/// code embeds them (NVPTX: __assertfail's file and line, the step message) adds it to its cache
+/// code embeds them (NVPTX: the assert's file and line, the step message) adds it to its cache
 /// key, so that a kernel whose assert moved to another line is compiled again; one that reports
 /// failures by a site id resolved against the current IR (the CPU backend) needs none.
 std::uint64_t failure_location_hash(const Function& f);

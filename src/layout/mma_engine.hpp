@@ -1,7 +1,7 @@
 // src/layout/mma_engine.hpp — layer: layout. Which engine runs a dot at the GPU level, as its
 // attributes record it (ops.def: dot's ints[1..3]; select_mma.cpp decides): one fused
 // multiply-add chain per accumulator element in each thread, a warp's tensor-core MMA (NVIDIA's
-// mma.sync; AMD's MFMA is one too), or a warpgroup's (NVIDIA's wgmma), with the warps along M
+// NVIDIA's warp mma; AMD's MFMA is one too), or a warpgroup's (NVIDIA's sm_90a form), with the warps along M
 // and N that tile the accumulator.
 #pragma once
 

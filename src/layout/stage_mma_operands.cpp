@@ -4,7 +4,7 @@
 // layout it has, into a buffer arranged as the engine reads it (as the target's description
 // says: layout/mma_target.hpp; NVIDIA's, targets/nvptx/nvptx_mma_forms.hpp):
 //   - 16-bit operands (both engines): swizzled tiles (A [M][K], B [K][N]: 16-byte chunks XOR-ed
-//     by row, what ldmatrix reads without bank conflicts and wgmma's descriptors name);
+//     by row, what a warp's matrix loads read without bank conflicts and a warpgroup engine's descriptors name);
 //   - tf32 and 8-bit operands (the warp MMA): A row-major and B transposed ([N][K]), rows padded
 //     by 16 bytes, so each thread's consecutive k of a fragment register is one 32-bit word; f32
 //     elements stored rounded to tf32 (the interpreter's rounding of a tf32 dot's inputs).

@@ -1,6 +1,6 @@
 // src/schedule/copy_target.hpp — layer: schedule. A target's asynchronous copies into shared
 // memory as the pipeline planner sees them (software_pipeline.hpp), described by the target that
-// owns them (NVIDIA's: targets/nvptx/nvptx_copy_forms.hpp — cp.async and the TMA; an AMD
+// owns them (NVIDIA's: targets/nvptx/nvptx_copy_forms.hpp — per-thread and tensor copies; an AMD
 // target's buffer loads would be another): how many bytes one thread's copy moves, whether whole
 // tiles are copied from a tensor description (tensor_copy), and which boxes such a copy takes.
 // The instructions are the target's codegen/gpu AsyncCopyEngine's.

@@ -18,7 +18,7 @@
 //                     path); barrier: buffer `slot` complete for every thread, the one refilled next
 //                     read by none.  Tensor copies: copy_barrier_wait(barriers, slot, phase)
 //     issue           the slice cloned for iter_ahead(iv, step, hi){ahead} into buffer
-//                     (slot + ahead) % buffers: at the head (mma.sync-style dots: the copies fly
+//                     (slot + ahead) % buffers: at the head (warp dots: the copies fly
 //                     while the dots compute), or after the body's ops when the dots are left in
 //                     flight (their issue first) or the copies are tensor copies (after a barrier:
 //                     every warp is done with the buffer they refill)
@@ -240,7 +240,7 @@ class Rewriter {
   /// mma_wait on each accumulator and whose else-branch gives the initial values. The wait thus
   /// follows the loop on the one path that ran it: where a path that skips the loop met the
   /// loop's exit before the wait, the code giving the skipped loop's accumulators their initial
-  /// values could land between the engine's last asynchronous dot and its wait (ptxas then
+  /// values could land between the engine's last asynchronous dot and its wait (the assembler then
   /// serializes every asynchronous dot of the kernel). `b` is left after the if; `group` (the
   /// latest group's token, where there are groups), the if's result that gives it.
   void wait_in_flight(ir::Block& outer, std::list<std::unique_ptr<ir::Op>>::iterator at, std::size_t nc, ir::Builder& b, ir::Value*& group) {

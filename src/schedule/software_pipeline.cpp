@@ -134,7 +134,7 @@ struct Planner {
   /// A load a pipelined dot may read from the ring.
   bool ring_load(const ir::Op* l, const ir::Block& body) const {
     if (!l || l->parent != &body) return false;
-    if (l->kind == OpKind::desc_load) return true;  // kept for the TMA (tensor_copy_candidate said yes)
+    if (l->kind == OpKind::desc_load) return true;  // kept for tensor copies (tensor_copy_candidate said yes)
     if (l->kind != OpKind::load) return false;
     const auto& a = l->attrs.ints;
     if (a.size() > 4 && a[4] != 0) return false;  // volatile
@@ -179,7 +179,7 @@ struct Planner {
       pl.dots[o.get()] = idx;
     }
     if (pl.loads.empty()) return std::nullopt;
-    // one kind of copy a ring: all TMA (wgmma dots only) or all cp.async
+    // one kind of copy a ring: all tensor copies (warpgroup dots only) or all per-thread copies
     pl.tensor_copy = pl.loads.front().tensor_copy;
     for (const auto& l : pl.loads)
       if (l.tensor_copy != pl.tensor_copy) return std::nullopt;
@@ -248,7 +248,7 @@ struct Planner {
                       (arg_index(body, y) < 0 && (!y->def || y->def->parent != &body));
       if (!ok) return std::nullopt;
     }
-    // wgmma left in flight across iterations: every dot a wgmma whose result only feeds the
+    // warpgroup dots left in flight across iterations: every dot a warpgroup dot whose result only feeds the
     // loop-carried accumulator it reads
     pl.async_mma = true;
     for (const auto& [d, idx] : pl.dots) {
@@ -327,7 +327,7 @@ bool tensor_copy_operand(const ir::Function& f, const ir::Op& l, int num_warps, 
   if (t.elem != dtype::f16 && t.elem != dtype::bf16) return false;
   const ir::Block* body = l.parent;
   if (!body || !body->parent || body->parent->kind != OpKind::for_) return false;
-  // its only user: a wgmma-eligible dot of the same body, whose other operand is another
+  // its only user: a warpgroup-eligible dot of the same body, whose other operand is another
   // descriptor load of that body
   std::vector<const ir::Op*> users;
   ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {

@@ -1,7 +1,7 @@
 // src/schedule/software_pipeline.hpp — layer: schedule. Which K loops of a GPU kernel run
 // software-pipelined (num_stages), as Triton's pipeliner does for tl.dot loops: the loads that
 // feed a tensor-core dot are issued `stages - 1` iterations ahead, straight from global into a
-// ring of shared-memory buffers (cp.async, zero-filled where masked), and the dot of iteration i
+// ring of shared-memory buffers (per-thread asynchronous copies, zero-filled where masked), and the dot of iteration i
 // reads buffer i % stages while the copies of the iterations after it are in flight.
 //
 // A loop qualifies when, in its body (top level):
@@ -15,12 +15,12 @@
 //     advances are used by nothing else and not after the loop (they run ahead of the loop);
 //   - nothing in the body writes global memory (a copy issued early must not pass a store);
 //   - the ring fits the target's shared memory (fewer stages are tried down to 2).
-// On sm_90a, a loop whose wgmma dots read descriptor loads (tl::tensor_descriptor, `desc_load`)
+// On sm_90a, a loop whose warpgroup dots read descriptor loads (tl::tensor_descriptor, `desc_load`)
 // fills the ring with the Tensor Memory Accelerator instead: one thread issues one
-// cp.async.bulk.tensor per 128-byte-wide box of each tile, completing on the buffer's mbarrier
+// tensor copy per 128-byte-wide box of each tile, completing on the buffer's copy barrier
 // (expect_tx), and the loop waits on that barrier's phase. The compile pipeline keeps only the
 // descriptor loads tensor_copy_candidate accepts (the others become masked loads, as everywhere else)
-// and compiles again without TMA should a loop that kept them not be pipelined.
+// and compiles again without tensor copies should a loop that kept them not be pipelined.
 // Everything else in the body (the dot itself, epilogue math) runs in iteration order.
 #pragma once
 
@@ -38,15 +38,15 @@
 namespace tile::schedule {
 
 /// One load copied ahead: its tile [rows][cols] lands in a ring of swizzled buffers, the
-/// arrangement its dot's staging buffer had (GpuLowering::swizzled_offset: what ldmatrix reads
-/// without bank conflicts and wgmma's descriptors describe); `run` elements (along cols) per
+/// arrangement its dot's staging buffer had (GpuLowering::swizzled_offset: what a warp's matrix loads read
+/// without bank conflicts and a warpgroup engine's descriptors describe); `run` elements (along cols) per
 /// per-thread copy.
 struct PipelinedLoad {
   const ir::Op* load = nullptr;  // (erased by pipeline_loops: what the plan reads later is below)
   dtype elem = dtype::f16;
   std::int64_t rows = 0, cols = 0, elem_bytes = 0;
   int run = 0;
-  /// A descriptor load copied by the TMA: the kernel's hidden tensor map `tensor_map_param`, boxes of
+  /// A descriptor load copied by tensor copies: the kernel's hidden tensor map `tensor_map_param`, boxes of
   /// rows x box_cols elements (box_cols · elem_bytes = the swizzle span, at most 128 bytes),
   /// cols / box_cols of them side by side (each a column block of the swizzled tile).
   bool tensor_copy = false;
@@ -59,16 +59,16 @@ struct PipelinedLoad {
 
 struct PipelinedLoop {
   int stages = 0;                 // copies run stages - 1 iterations ahead
-  int buffers = 0;                // each ring's: stages, one more when wgmma runs asynchronously
-  /// The dots run as wgmma whose only use is the loop-carried accumulator: iteration i's wgmma
-  /// is left running while iteration i + 1 starts (wgmma.wait_group 1), so the ring has one
+  int buffers = 0;                // each ring's: stages, one more when warpgroup dots run asynchronously
+  /// The dots run as warpgroup dots whose only use is the loop-carried accumulator: iteration i's
+  /// is left running while iteration i + 1 starts (the engine waits for all but one), so the ring has one
   /// more buffer for the tiles it still reads.
   bool async_mma = false;
-  /// The rings are filled by the TMA (every load is a descriptor load): one copy barrier per
+  /// The rings are filled by tensor copies (every load is a descriptor load): one copy barrier per
   /// buffer.
   bool tensor_copy = false;
-  /// How many iterations ahead of the dots the copies run: stages - 1 for cp.async; for the TMA,
-  /// whose loop frees a buffer after the dots, every buffer but the one a wgmma left in flight
+  /// How many iterations ahead of the dots the copies run: stages - 1 for per-thread copies; for tensor copies,
+  /// whose loop frees a buffer after the dots, every buffer but the one a dot left in flight
   /// may still read (buffers - 1), or all of them.
   int distance() const { return tensor_copy ? buffers - (async_mma ? 1 : 0) : stages - 1; }
   std::vector<PipelinedLoad> loads;
@@ -93,13 +93,13 @@ struct PipelinedLoop {
 
 struct PipelinePlan {
   std::unordered_map<const ir::Op*, PipelinedLoop> loops;  // by for op
-  /// The descriptor loads the TMA copies, in the order of the kernel's hidden tensor-map
+  /// The descriptor loads tensor copies fill the rings from, in the order of the kernel's hidden tensor-map
   /// parameters (PipelinedLoad::tensor_map_param).
   std::vector<const ir::Op*> tensor_maps;
 };
 
 /// Whether the pipeline may keep `desc_load` for a tensor copy of the target `copies` (NVIDIA:
-/// the TMA on sm_90a): rank 2, f16/bf16, in a `for` body, read only by a dot the target `mma`
+/// tensor copies on sm_90a): rank 2, f16/bf16, in a `for` body, read only by a dot the target `mma`
 /// runs on its warpgroup engine, whose other operand is another such load; base, extents and
 /// strides kernel arguments or constants (the launch encodes the tensor map from them), the
 /// last stride 1, the base and the row stride aligned as the copies need (the launch's

@@ -22,7 +22,7 @@ DescriptorAccess descriptor_access(ir::Builder& b, Value* base, std::span<Value*
                                    std::span<Value* const> offsets, std::span<const std::int64_t> block, src_loc loc) {
   const std::size_t r = block.size();
   // 64-bit index arithmetic: (offset + i) * stride overflows 32 bits past 2^31 elements, which
-  // the TMA (64-bit addresses) would not
+  // a tensor copy (64-bit addresses) would not
   const dtype it = dtype::i64;
   const std::vector<std::int64_t> full(block.begin(), block.end());
   auto op1 = [&](OpKind k, std::vector<Value*> in, Type t, ir::Attrs a = {}) { return b.create(k, std::move(in), {std::move(t)}, std::move(a), loc)->result(); };

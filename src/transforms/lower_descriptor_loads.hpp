@@ -21,7 +21,7 @@ struct DescriptorAccess {
 
 /// Builds (at `b`'s insertion point) the pointers and mask of the block at `offsets` of the
 /// tensor `base`/`shape`/`strides` (integer scalars, one per axis, each converted to i64: the
-/// index arithmetic is 64-bit, as the TMA's addresses). A stride that is the constant 1
+/// index arithmetic is 64-bit, as a tensor copy's addresses). A stride that is the constant 1
 /// multiplies nothing.
 DescriptorAccess descriptor_access(ir::Builder& b, ir::Value* base, std::span<ir::Value* const> shape,
                                    std::span<ir::Value* const> strides, std::span<ir::Value* const> offsets,

@@ -13,7 +13,7 @@
 //                        the copy engine; + the fence that shows the barriers to it) and inval by
 //                        the first thread; expect (arrive with the bytes) by it where valid; wait by all
 //   barrier              the target's barrier: the CTA's, or a named one of some warps
-//   shared_fence         the engine's make_visible (wgmma reads through another path)
+//   shared_fence         the engine's make_visible (a warpgroup engine reads through another path)
 //   copy_fence           the program's global writes visible to the copy engine
 //   mma_wait             the engine's wait on the accumulator's registers, 128 at a time
 // Global memory: a copy reads memory ordinary stores of the program may have written; the IR

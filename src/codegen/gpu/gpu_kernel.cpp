@@ -130,7 +130,7 @@ void GpuLowering::lower_op(const ir::Op& op) {
 
 void GpuLowering::lower_op_body(const ir::Op& op) {
   const auto rt = [&]() -> const ir::Type& { return op.result()->type; };
-  // every register of a tile is an LLVM value: past a few hundred per thread, LLVM and ptxas
+  // every register of a tile is an LLVM value: past a few hundred per thread, LLVM and the assembler
   // take minutes and the kernel spills anyway — a clear error instead
   for (const auto& r : op.results)
     if (!r->type.shape.empty() && !r->type.is_buffer() && layout_of(r.get()).num_regs() > kMaxRegsPerThread)
@@ -198,7 +198,7 @@ void GpuLowering::lower_op_body(const ir::Op& op) {
     case OpKind::store:
     case OpKind::atomic_rmw:
     case OpKind::atomic_cas: lower_memory(op); return;
-    case OpKind::desc_load:  // the compile pipeline keeps only those a TMA ring copies
+    case OpKind::desc_load:  // the compile pipeline keeps only those a tensor-copy ring copies
       unsupported(op, "internal error: a descriptor load outside a loop pipelined with tensor copies");
     case OpKind::reduce: lower_reduce(op); return;
     case OpKind::scan: lower_scan(op); return;

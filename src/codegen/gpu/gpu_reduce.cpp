@@ -3,7 +3,7 @@
 // reduce along axis a of operands in layout P (the result's layout is slice(P, a)):
 //   1. in the thread: the registers that differ only along a are combined, in order of a;
 //   2. across lanes: for each lane bit whose basis moves along a, a butterfly shuffle
-//      (shfl.sync.bfly) and a combine — afterwards every lane of the group holds the result;
+//      (a butterfly lane shuffle) and a combine — afterwards every lane of the group holds the result;
 //   3. across warps (when warps split a): each warp's partial goes to shared memory, a barrier,
 //      and every thread combines the partials of its elements in order of the warp index; for a
 //      single result, each lane reads one warp's partial and the warp folds them by shuffles.
@@ -15,7 +15,7 @@
 // scan along a, longer rows (a of at least lanes · num_warps elements): a layout with a as the
 // fastest axis over registers (a chunk per thread), then lanes, then warps;
 //   1. in the thread: each chunk scanned sequentially;
-//   2. across lanes: an inclusive scan of the chunk totals, log2(lanes) steps of shfl.sync.up (down
+//   2. across lanes: an inclusive scan of the chunk totals, log2(lanes) steps of an upward lane shuffle (down
 //      for a reverse scan) and a combine;
 //   3. across warps: each warp's total goes to shared memory, a barrier, and each thread folds
 //      the totals of the warps before its own, in warp order;

@@ -8,8 +8,8 @@
 // replicated threads do not write. The reader (a tensor-core dot) waits at the barrier the IR
 // has before it (schedule/insert_barriers.cpp). A swizzled [rows][cols] tile (swizzled_offset) is a row of column
 // blocks of S = min(128, cols · bytes) bytes, each [rows][S] with 16-byte chunk c of row r at
-// c ^ (r's address bits 7 ..): what the 128/64/32-byte swizzle modes of a wgmma descriptor
-// describe, free of bank conflicts for ldmatrix and for the copies that fill it.
+// c ^ (r's address bits 7 ..): what the 128/64/32-byte swizzle modes of a warpgroup engine's descriptor
+// describe, free of bank conflicts for a warp's matrix loads and for the copies that fill it.
 #include "codegen/gpu/gpu_lowering.hpp"
 
 namespace tile::codegen::gpu {

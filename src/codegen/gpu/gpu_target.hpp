@@ -21,7 +21,7 @@ struct DV;
 /// A target's tensor-core engine: it owns the matrix instructions, how their operand fragments
 /// are read from the shared-memory buffers a dot's local_allocs staged (layout/
 /// stage_mma_operands.cpp: the arrangements it reads) and the accumulator layout its results
-/// have. NVPTX: mma.sync and wgmma (targets/nvptx/nvptx_mma.hpp); AMD's MFMA would be another.
+/// have. NVPTX: a warp's and a warpgroup's forms (targets/nvptx/nvptx_mma.hpp); AMD's MFMA would be another.
 class MmaEngine {
  public:
   virtual ~MmaEngine() = default;
@@ -40,9 +40,9 @@ class MmaEngine {
 
 /// A target's asynchronous-copy engine: copies from global to shared memory that complete in
 /// the background while the threads go on (a pipelined loop's rings, gpu_async.cpp). Two kinds:
-/// per-thread copies completing in groups (NVPTX: cp.async), and tensor copies — one thread a
+/// per-thread copies completing in groups (NVPTX: 4 to 16 bytes a thread), and tensor copies — one thread a
 /// box of a tensor the launch describes — completing on a transaction barrier in shared memory
-/// (NVPTX: the TMA on mbarriers). NVPTX: targets/nvptx/nvptx_async_copy.hpp.
+/// (NVPTX: boxes of a tensor map, completing on copy barriers). NVPTX: targets/nvptx/nvptx_async_copy.hpp.
 class AsyncCopyEngine {
  public:
   virtual ~AsyncCopyEngine() = default;
