@@ -270,7 +270,7 @@ void verify(const Function& f, std::string_view stage = "trace");
 std::uint64_t structural_hash(const Function& f);
 /// A hash of the source locations (file, line, column) of the ops whose run-time failure
 /// compiled code reports by location: device_assert and for_range's step check. A backend whose
-/// code embeds them (NVPTX: the assert's file and line, the step message) adds it to its cache
+/// code embeds them (NVIDIA's target: the assert's file and line, the step message) adds it to its cache
 /// key, so that a kernel whose assert moved to another line is compiled again; one that reports
 /// failures by a site id resolved against the current IR (the CPU backend) needs none.
 std::uint64_t failure_location_hash(const Function& f);

@@ -40,6 +40,8 @@ class Assigner {
         anchored_.insert(op.result());
       }
     });
+    // 1b. a tensor-core accumulator's layout flows forward through what consumes it
+    forward(f_.body);
     // 2. consumers decide, backwards
     block(f_.body);
     // 3. conversions move past the narrowing casts that follow them
@@ -53,6 +55,51 @@ class Assigner {
   LayoutPlan plan_;
   std::unordered_set<const ir::Value*> anchored_;
   std::map<std::vector<std::int64_t>, LinearLayout> shape_anchor_;  // the first load's layout per shape
+  std::unordered_set<const ir::Value*> forwarded_;  // in a tensor-core accumulator's layout (forward)
+
+  /// A tensor-core dot leaves its result in the engine's accumulator layout. The float and mask
+  /// values computed from it elementwise, its reductions along an axis (in the slice of that
+  /// layout) and the loop values that carry them take that layout too, in program order: the
+  /// softmax of attention scores (row maxima and sums, the rescaling, exp, the cast to the next
+  /// dot's input type) and a matmul's epilogue run where the engine put the elements, and only
+  /// what leaves that chain for another layout is converted. Integer and pointer results are left
+  /// to their consumers (addresses want the coalesced layout).
+  void forward(const ir::Block& b) {
+    for (const auto& o : b.ops) {
+      const ir::Op& op = *o;
+      for (const auto& r : op.regions) forward(*r);
+      if (op.results.empty()) continue;
+      const ir::Value* r = op.result();
+      if (op.kind == OpKind::dot) {
+        if (anchored_.count(r)) forwarded_.insert(r);
+        continue;
+      }
+      if (op.kind == OpKind::for_) {  // (its body first: a carried value whose yield flowed)
+        const ir::Op* y = op.region(0)->terminator();
+        for (std::size_t k = 0; y && k < op.results.size() && k < y->operands.size(); ++k) {
+          const ir::Value* v = y->operand(static_cast<unsigned>(k));
+          const ir::Value* res = op.result(static_cast<unsigned>(k));
+          if (forwarded_.count(v) && !has(res)) {
+            plan_.of[res] = plan_.of.at(v);
+            forwarded_.insert(res);
+          }
+        }
+        continue;
+      }
+      if (has(r) || !is_tile(r) || r->type.ptr || (!r->type.is_float() && r->type.elem != dtype::i1)) continue;
+      if (op.kind == OpKind::reduce && op.operands.size() == 1 && op.results.size() == 1 && forwarded_.count(op.operand(0))) {
+        plan_.of[r] = slice(plan_.of.at(op.operand(0)), static_cast<int>(op.attrs.ints.at(0)));
+        forwarded_.insert(r);
+      } else if (ir::is_elementwise(op.kind) && op.regions.empty() && op.results.size() == 1) {
+        for (const ir::Value* v : op.operands)
+          if (forwarded_.count(v) && v->type.shape == r->type.shape) {
+            plan_.of[r] = plan_.of.at(v);
+            forwarded_.insert(r);
+            break;
+          }
+      }
+    }
+  }
 
   /// The layout of an unconstrained value: that of the kernel's first load of the same shape, so
   /// values computed alongside loaded ones need no conversion; else default_layout.

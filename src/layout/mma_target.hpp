@@ -1,6 +1,6 @@
 // src/layout/mma_target.hpp — layer: layout. A target's tensor-core engines as the GPU passes see
-// them, described by the target that owns them (NVIDIA's: targets/nvptx/nvptx_mma_forms.hpp; an
-// AMD target's MFMA forms would be another): which dots they run and with which warps
+// them, described by the target that owns them (NVIDIA's target: a warp's and a warpgroup's forms;
+// an AMD target's MFMA forms would be another): which dots they run and with which warps
 // (select_mma), the layout of a dot's accumulator (assign_layouts), how the operands sit in
 // shared memory for the engine to read (stage_mma_operands), and the rules the verifier checks
 // of a dot the passes put on an engine. The instructions themselves are the target's
@@ -23,7 +23,7 @@ class MmaTarget {
     std::array<int, 2> warps{0, 0};  // along M and N
   };
   virtual ~MmaTarget() = default;
-  /// "nvptx-sm_90a" …: what dumps and messages call the description.
+  /// What dumps and messages call the description: the target and its architecture (e.g. NVIDIA's sm_90a).
   virtual std::string_view name() const = 0;
   /// The engine `dot` runs on in a CTA of `num_warps` warps of `lanes` threads, and its warps
   /// along M and N (engine none: no form of the target takes the dot).

@@ -2,8 +2,8 @@
 // run on tensor cores, recorded on each dot (layout/mma_engine.hpp) for the passes after it.
 //
 // The target's description of its engines (caps.mma, layout/mma_target.hpp) chooses: a warp's
-// MMA with warps along M and N, or a warpgroup's with every warp along M (NVIDIA's forms:
-// targets/nvptx/nvptx_mma_forms.hpp). Any other dot (every dot of a target without tensor cores,
+// MMA with warps along M and N, or a warpgroup's with every warp along M (NVIDIA's forms are
+// described by NVIDIA's target). Any other dot (every dot of a target without tensor cores,
 // or whose forms do not fit its warp size) is one fused multiply-add chain per accumulator
 // element (engine none). The kernel then names the description (Function::mma_target), which
 // the passes after it and the verifier consult.

@@ -1,8 +1,9 @@
 // src/layout/stage_mma_operands.cpp — layer: layout. The pass stage_mma_operands
 // (gpu_passes.hpp): a dot on tensor cores reads its operands from shared memory, so each of A
-// and B becomes a `local_alloc` right before the dot — the tile stored once, from whatever
+// and B becomes a `local_alloc` right before the dot (before the loops around it where the
+// operand is made outside them) — the tile stored once, from whatever
 // layout it has, into a buffer arranged as the engine reads it (as the target's description
-// says: layout/mma_target.hpp; NVIDIA's, targets/nvptx/nvptx_mma_forms.hpp):
+// says: layout/mma_target.hpp, which NVIDIA's target implements):
 //   - 16-bit operands (both engines): swizzled tiles (A [M][K], B [K][N]: 16-byte chunks XOR-ed
 //     by row, what a warp's matrix loads read without bank conflicts and a warpgroup engine's descriptors name);
 //   - tf32 and 8-bit operands (the warp MMA): A row-major and B transposed ([N][K]), rows padded
@@ -20,6 +21,24 @@ namespace {
 
 using ir::OpKind;
 
+/// Whether `v` is made inside `op`'s regions.
+bool made_inside(const ir::Value* v, const ir::Op* op) {
+  for (const ir::Block* blk = v->def ? v->def->parent : v->owner; blk && blk->parent; blk = blk->parent->parent)
+    if (blk->parent == op) return true;
+  return false;
+}
+
+/// Where the buffer of `dot`'s operand `x` is made: before the dot, or, where x is made outside
+/// the loops around it (Q in attention: loop-invariant), before the outermost of them that x is
+/// made outside of: stored once, not every iteration, and live through the loop.
+ir::Op* outside_loops(ir::Op* dot, const ir::Value* x) {
+  ir::Op* at = dot;
+  for (ir::Op* p = at->parent ? at->parent->parent : nullptr; p && (p->kind == OpKind::for_ || p->kind == OpKind::while_) && !made_inside(x, p);
+       p = p->parent ? p->parent->parent : nullptr)
+    at = p;
+  return at;
+}
+
 class StageMmaOperands final : public transforms::Pass {
  public:
   std::string_view name() const override { return "stage_mma_operands"; }
@@ -31,10 +50,11 @@ class StageMmaOperands final : public transforms::Pass {
     if (!dots.empty() && !f.mma_target)
       throw tile::error("layout: internal error: a dot on tensor cores in a kernel of no tensor-core target", dots[0]->loc);
     for (ir::Op* dot : dots) {
-      ir::Builder b(dot->parent);
-      b.set_insertion_before(dot);
       for (unsigned k = 0; k < 2; ++k) {
         ir::Value* x = dot->operand(k);
+        ir::Op* at = outside_loops(dot, x);
+        ir::Builder b(at->parent);
+        b.set_insertion_before(at);
         ir::Type t = x->type.without_layout();
         t.mem = f.mma_target->operand_arrangement(*dot, k);
         // f32 at tf32 precision: stored rounded to tf32, as the interpreter rounds the inputs

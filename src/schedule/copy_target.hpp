@@ -1,6 +1,6 @@
 // src/schedule/copy_target.hpp — layer: schedule. A target's asynchronous copies into shared
 // memory as the pipeline planner sees them (software_pipeline.hpp), described by the target that
-// owns them (NVIDIA's: targets/nvptx/nvptx_copy_forms.hpp — per-thread and tensor copies; an AMD
+// owns them (NVIDIA's target: per-thread and tensor copies; an AMD
 // target's buffer loads would be another): how many bytes one thread's copy moves, whether whole
 // tiles are copied from a tensor description (tensor_copy), and which boxes such a copy takes.
 // The instructions are the target's codegen/gpu AsyncCopyEngine's.
@@ -14,7 +14,7 @@ namespace tile::schedule {
 class CopyTarget {
  public:
   virtual ~CopyTarget() = default;
-  /// "nvptx-sm_90a" …
+  /// What dumps and messages call the description: the target and its architecture.
   virtual std::string_view name() const = 0;
   /// The bytes one thread's copy moves at most and at least: a run of elements along a row.
   virtual int max_copy_bytes() const = 0;

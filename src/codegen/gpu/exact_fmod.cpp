@@ -1,5 +1,5 @@
 // src/codegen/gpu/exact_fmod.cpp — layer: codegen (gpu). C's fmod, exact, for targets whose
-// LLVM backend lowers `frem` to x - trunc(x / y) * y (NVPTX does: wrong in the last bits, and
+// LLVM backend lowers `frem` to x - trunc(x / y) * y (NVIDIA's does: wrong in the last bits, and
 // for large quotients entirely). The algorithm is the classic integer one (as in musl): the
 // operands' significands as integers, shift-and-subtract once per bit of exponent difference —
 // every step exact, at most 277 steps for f32, 2098 for f64. Emitted once per module as an

@@ -3,7 +3,7 @@
 // quiet), in the interpreter's shape "pid (x, y, z) idx (i, j) <prefix><value>"; lines of
 // different threads come in any order, and floats print with %.9g (f32, f16, bf16) or %.17g
 // (f64) rather than the interpreter's shortest form. assert: each thread checks its elements and
-// the first false one fails the kernel through the target (emit_fail: the runtime's assert on NVPTX,
+// the first false one fails the kernel through the target (emit_fail: the device runtime's assert on NVIDIA's target,
 // naming the user's message with its file:line).
 #include "codegen/gpu/gpu_lowering.hpp"
 

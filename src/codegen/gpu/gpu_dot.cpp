@@ -3,7 +3,7 @@
 // precision; the accumulator's type for integers), then each thread runs one multiply-add chain
 // per accumulator element it holds, k in order — the interpreter's order and roundings (f16/bf16
 // accumulators round after every step). Dots select_mma put on tensor cores run on the target's
-// engine instead (lower_dot_mma; NVPTX: targets/nvptx/nvptx_mma.hpp), on
+// engine instead (lower_dot_mma: the target's MmaEngine, gpu_target.hpp), on
 // operands their local_allocs staged in shared memory (gpu_shared.cpp), the hardware's own
 // rounding within a step; in a pipelined loop they read a ring's buffer (gpu_async.cpp).
 #include "codegen/gpu/gpu_lowering.hpp"

@@ -15,7 +15,7 @@ GpuLowering::GpuLowering(llvm::LLVMContext& ctx, const GpuTargetHooks& t, int la
     : S(ctx, t), target(t), axis(a), lanes(lanes_) {
   S.native_min_max = true;
   S.native_f16_nan = true;
-  S.native_bf16 = true;  // every NVPTX target is sm_80 or later
+  S.native_bf16 = true;  // every NVIDIA target is sm_80 or later
 }
 
 const DV& GpuLowering::get(const ir::Value* v) const {

@@ -137,8 +137,8 @@ class GpuLowering {
   /// A CTA barrier.
   void barrier();
   /// The 32-bit word of 16-bit float registers `lo` (low half) and `hi` that are both conversions
-  /// from f32 to f16 (or both to bf16, whose registers are the i16 of their bits): one
-  /// cvt.rn.f16x2.f32 (cvt.rn.bf16x2.f32) of their sources; nullptr otherwise.
+  /// from f32 to f16 (or both to bf16, whose registers are the i16 of their bits): the target's
+  /// paired conversion of their sources (pack_narrow_pair); nullptr otherwise.
   llvm::Value* pack_16x2(llvm::Value* lo, llvm::Value* hi);
   /// Registers r0 .. r0 + w - 1 of `val` as one vector of scalar type `st`'s storage, for a vector
   /// store; f16 and bf16 (w even) as 32-bit words, each pair converted from f32 by one pack_16x2.

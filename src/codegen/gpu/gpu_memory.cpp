@@ -4,11 +4,10 @@
 // layout's fastest axis, where w (a power of two, at most 16 bytes) is what the layout, the
 // pointer's contiguity and alignment and the mask's constancy (analysis/axis_info.hpp) allow:
 // one global access per run. Unmasked runs are plain LLVM vector loads/stores in the global
-// address space (ld.global.v4 for 4 x 32 bits); masked runs of 32 bits or more are predicated
-// PTX-style inline accesses (`@p ld.global.v4.b32`), smaller ones a branch. Threads that hold
+// address space (one 128-bit access for 4 x 32 bits); masked runs of 32 bits or more are
+// predicated vector accesses in inline assembly, smaller ones a branch. Threads that hold
 // replicated copies of elements do not store them, and atomics run once per element (the old
 // values reach the copies through shared memory).
-#include <llvm/IR/InlineAsm.h>
 
 #include <cstdio>
 
@@ -45,12 +44,9 @@ llvm::Value* GpuLowering::pack_16x2(llvm::Value* lo, llvm::Value* hi) {
   llvm::Value* a = source(lo, ta);
   llvm::Value* c = source(hi, tb);
   if (!a || !c || ta != tb) return nullptr;
-  auto& B = b();
-  auto* fty = llvm::FunctionType::get(B.getInt32Ty(), {B.getFloatTy(), B.getFloatTy()}, false);
   // d = {hi's conversion in the upper half, lo's in the lower}: the same rounding (and NaN) as
-  // cvt.rn.f16.f32 / cvt.rn.bf16.f32 of each, in one instruction (LLVM 19 emits two and a mov)
-  const char* code = ta->isHalfTy() ? "cvt.rn.f16x2.f32 $0, $1, $2;" : "cvt.rn.bf16x2.f32 $0, $1, $2;";
-  return B.CreateCall(fty, llvm::InlineAsm::get(fty, code, "=r,f,f", false), {c, a});
+  // each conversion alone, in one instruction where the target has one
+  return target.pack_narrow_pair(S, c, a, ta->isBFloatTy());
 }
 
 void GpuLowering::lower_memory(const ir::Op& op) {
@@ -136,28 +132,16 @@ void GpuLowering::lower_memory(const ir::Op& op) {
             vec = ld;
             if (nw == 1) vec = B.CreateInsertElement(llvm::PoisonValue::get(vty), ld, std::uint64_t{0});
           } else {
-            // @p ld.global.v<n>.b32 {…}, [addr]; masked-off words keep `other`'s bits (or 0)
-            std::string code, cons;
-            for (int i = 0; i < nw; ++i) {
-              char bits[16];
-              std::snprintf(bits, sizeof bits, "0x%08X", folded_other ? fill_words[static_cast<std::size_t>(i)] : 0u);
-              code += "mov.b32 $" + std::to_string(i) + ", " + bits + ";\n\t";
-              cons += "=r,";
+            // one predicated access; masked-off words keep `other`'s bits (or 0)
+            std::vector<std::uint32_t> fill(static_cast<std::size_t>(nw), 0u);
+            if (folded_other) fill.assign(fill_words.begin(), fill_words.begin() + nw);
+            vec = target.load_words_if(S, m, B.CreatePtrToInt(addr, B.getInt64Ty()), nw, fill);
+            if (!vec) {  // (a target without predicated accesses: a branch)
+              llvm::Value* fv = llvm::PoisonValue::get(vty);
+              for (int i = 0; i < nw; ++i) fv = B.CreateInsertElement(fv, B.getInt32(fill[static_cast<std::size_t>(i)]), static_cast<std::uint64_t>(i));
+              vec = S.if_else(m, [&]() -> llvm::Value* { return B.CreateAlignedLoad(vty, global(addr), llvm::Align(static_cast<std::uint64_t>(w * es))); },
+                              [&]() -> llvm::Value* { return fv; }, "ld");
             }
-            code += "@$" + std::to_string(nw) + " ld.global" + (nw > 1 ? ".v" + std::to_string(nw) : std::string()) + ".b32 ";
-            code += nw > 1 ? "{" : "";
-            for (int i = 0; i < nw; ++i) code += (i ? ", $" : "$") + std::to_string(i);
-            code += nw > 1 ? "}" : "";
-            code += ", [$" + std::to_string(nw + 1) + "];";
-            cons += "b,l";
-            std::vector<llvm::Type*> rts(static_cast<std::size_t>(nw), B.getInt32Ty());
-            llvm::Type* ret = nw == 1 ? static_cast<llvm::Type*>(B.getInt32Ty()) : llvm::StructType::get(S.ctx, rts);
-            auto* fty = llvm::FunctionType::get(ret, {B.getInt1Ty(), B.getInt64Ty()}, false);
-            auto* ia = llvm::InlineAsm::get(fty, code, cons, true);
-            llvm::Value* res = B.CreateCall(fty, ia, {m, B.CreatePtrToInt(addr, B.getInt64Ty())});
-            vec = llvm::PoisonValue::get(vty);
-            for (int i = 0; i < nw; ++i)
-              vec = B.CreateInsertElement(vec, nw == 1 ? res : B.CreateExtractValue(res, static_cast<unsigned>(i)), static_cast<std::uint64_t>(i));
           }
           llvm::Value* ev = B.CreateBitCast(vec, llvm::FixedVectorType::get(st, static_cast<unsigned>(w)));
           for (int i = 0; i < w; ++i) elems.push_back(from_mem(B.CreateExtractElement(ev, static_cast<std::uint64_t>(i))));
@@ -208,21 +192,11 @@ void GpuLowering::lower_memory(const ir::Op& op) {
             llvm::Value* data = nw == 1 ? B.CreateExtractElement(vec, std::uint64_t{0}) : vec;
             B.CreateAlignedStore(data, global(addr), llvm::Align(static_cast<std::uint64_t>(w * es)));
           } else {
-            std::string code = "@$0 st.global" + (nw > 1 ? ".v" + std::to_string(nw) : std::string()) + ".b32 [$1], ";
-            code += nw > 1 ? "{" : "";
-            for (int i = 0; i < nw; ++i) code += (i ? ", $" : "$") + std::to_string(i + 2);
-            code += nw > 1 ? "};" : ";";
-            std::string cons = "b,l";
-            std::vector<llvm::Type*> ats{B.getInt1Ty(), B.getInt64Ty()};
-            std::vector<llvm::Value*> args{m, B.CreatePtrToInt(addr, B.getInt64Ty())};
-            for (int i = 0; i < nw; ++i) {
-              cons += ",r";
-              ats.push_back(B.getInt32Ty());
-              args.push_back(B.CreateExtractElement(vec, static_cast<std::uint64_t>(i)));
-            }
-            cons += ",~{memory}";
-            auto* fty = llvm::FunctionType::get(B.getVoidTy(), ats, false);
-            B.CreateCall(fty, llvm::InlineAsm::get(fty, code, cons, true), args);
+            if (!target.store_words_if(S, m, B.CreatePtrToInt(addr, B.getInt64Ty()), vec))  // (else a branch)
+              S.if_else(m, [&]() -> llvm::Value* {
+                B.CreateAlignedStore(vec, global(addr), llvm::Align(static_cast<std::uint64_t>(w * es)));
+                return nullptr;
+              }, nullptr, "st");
           }
         } else {
           for (int i = 0; i < w; ++i) {

@@ -1,7 +1,7 @@
 // src/codegen/gpu/gpu_target.hpp — layer: codegen (gpu). What the distributed GPU lowering
 // (gpu_lowering.hpp) asks of a GPU target beyond codegen/target.hpp: thread ids, barriers, lane
 // shuffles and the dynamic shared-memory buffer; and the engines a target owns (an MmaEngine for
-// tensor-core dots, an AsyncCopyEngine for the rings of pipelined loops). NVPTX implements it (src/targets/nvptx); AMDGPU would too.
+// tensor-core dots, an AsyncCopyEngine for the rings of pipelined loops). NVIDIA's target implements it; an AMD target would too.
 #pragma once
 
 #include <array>
@@ -21,7 +21,7 @@ struct DV;
 /// A target's tensor-core engine: it owns the matrix instructions, how their operand fragments
 /// are read from the shared-memory buffers a dot's local_allocs staged (layout/
 /// stage_mma_operands.cpp: the arrangements it reads) and the accumulator layout its results
-/// have. NVPTX: a warp's and a warpgroup's forms (targets/nvptx/nvptx_mma.hpp); AMD's MFMA would be another.
+/// have. NVIDIA's target: a warp's and a warpgroup's forms; AMD's MFMA would be another.
 class MmaEngine {
  public:
   virtual ~MmaEngine() = default;
@@ -40,9 +40,9 @@ class MmaEngine {
 
 /// A target's asynchronous-copy engine: copies from global to shared memory that complete in
 /// the background while the threads go on (a pipelined loop's rings, gpu_async.cpp). Two kinds:
-/// per-thread copies completing in groups (NVPTX: 4 to 16 bytes a thread), and tensor copies — one thread a
+/// per-thread copies completing in groups (NVIDIA's: 4 to 16 bytes a thread), and tensor copies — one thread a
 /// box of a tensor the launch describes — completing on a transaction barrier in shared memory
-/// (NVPTX: boxes of a tensor map, completing on copy barriers). NVPTX: targets/nvptx/nvptx_async_copy.hpp.
+/// (NVIDIA's target: boxes of a tensor map, completing on copy barriers).
 class AsyncCopyEngine {
  public:
   virtual ~AsyncCopyEngine() = default;
@@ -104,6 +104,20 @@ class GpuTargetHooks : public TargetHooks {
   virtual llvm::Value* opaque(Lowering& L, llvm::Value* v) const = 0;
   /// printf(fmt, args…) on the device (C varargs: i32, i64, double, pointers).
   virtual void printf(Lowering& L, const std::string& fmt, const std::vector<llvm::Value*>& args) const = 0;
+  /// One 32-bit word holding `hi` and `lo` (f32) converted to f16 (`bf16`: bfloat16), hi in the
+  /// upper half, rounded as two conversions would be, in one instruction where the target has
+  /// one; null where it has none (two conversions then).
+  virtual llvm::Value* pack_narrow_pair(Lowering&, llvm::Value* /*hi*/, llvm::Value* /*lo*/, bool /*bf16*/) const { return nullptr; }
+  /// `words` (1, 2 or 4) 32-bit words read from global address `addr` (i64) as one access where
+  /// `pred` (i1) holds, else `fill` (one per word): the words as a <words x i32> vector; null
+  /// where the target has no predicated access (a branch then).
+  virtual llvm::Value* load_words_if(Lowering&, llvm::Value* /*pred*/, llvm::Value* /*addr*/, int /*words*/,
+                                     const std::vector<std::uint32_t>& /*fill*/) const {
+    return nullptr;
+  }
+  /// The words of `vec` (<words x i32>) written to global address `addr` (i64) as one access
+  /// where `pred` holds; false where the target has no predicated access (a branch then).
+  virtual bool store_words_if(Lowering&, llvm::Value* /*pred*/, llvm::Value* /*addr*/, llvm::Value* /*vec*/) const { return false; }
   /// Lowering's scratch memory is per thread on a GPU: local memory (an alloca).
   llvm::Value* scratch_base(Lowering&, Builder&) const override { return nullptr; }
 };

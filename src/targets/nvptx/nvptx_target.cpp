@@ -1,6 +1,7 @@
 // src/targets/nvptx/nvptx_target.cpp — layer: targets (nvptx). See nvptx_target.hpp.
 #include "targets/nvptx/nvptx_target.hpp"
 
+#include <cstdio>
 #include <mutex>
 
 #include <llvm/IR/Constants.h>
@@ -243,4 +244,64 @@ llvm::Value* NvptxTarget::opaque(codegen::Lowering& L, llvm::Value* v) const {
   // pure (no side effects): LLVM may still hoist or share it, ptxas removes the move
   return L.b->CreateCall(fty, llvm::InlineAsm::get(fty, text, cons, false), {v});
 }
+// ---- global accesses the generic lowering asks for ------------------------------------------------
+
+llvm::Value* NvptxTarget::pack_narrow_pair(codegen::Lowering& L, llvm::Value* hi, llvm::Value* lo, bool bf16) const {
+  // one cvt.rn.{f16,bf16}x2.f32: each half rounded as cvt.rn.{f16,bf16}.f32 would (LLVM 19
+  // emits two conversions and a mov)
+  auto& B = *L.b;
+  auto* fty = llvm::FunctionType::get(B.getInt32Ty(), {B.getFloatTy(), B.getFloatTy()}, false);
+  const char* code = bf16 ? "cvt.rn.bf16x2.f32 $0, $1, $2;" : "cvt.rn.f16x2.f32 $0, $1, $2;";
+  return B.CreateCall(fty, llvm::InlineAsm::get(fty, code, "=r,f,f", false), {hi, lo});
+}
+
+llvm::Value* NvptxTarget::load_words_if(codegen::Lowering& L, llvm::Value* pred, llvm::Value* addr, int words,
+                                        const std::vector<std::uint32_t>& fill) const {
+  // mov.b32 each word's fill; @p ld.global.v<n>.b32 {…}, [addr]
+  auto& B = *L.b;
+  std::string code, cons;
+  for (int i = 0; i < words; ++i) {
+    char bits[16];
+    std::snprintf(bits, sizeof bits, "0x%08X", fill.at(static_cast<std::size_t>(i)));
+    code += "mov.b32 $" + std::to_string(i) + ", " + bits + ";\n\t";
+    cons += "=r,";
+  }
+  code += "@$" + std::to_string(words) + " ld.global" + (words > 1 ? ".v" + std::to_string(words) : std::string()) + ".b32 ";
+  code += words > 1 ? "{" : "";
+  for (int i = 0; i < words; ++i) code += (i ? ", $" : "$") + std::to_string(i);
+  code += words > 1 ? "}" : "";
+  code += ", [$" + std::to_string(words + 1) + "];";
+  cons += "b,l";
+  std::vector<llvm::Type*> rts(static_cast<std::size_t>(words), B.getInt32Ty());
+  llvm::Type* ret = words == 1 ? static_cast<llvm::Type*>(B.getInt32Ty()) : llvm::StructType::get(L.ctx, rts);
+  auto* fty = llvm::FunctionType::get(ret, {B.getInt1Ty(), B.getInt64Ty()}, false);
+  llvm::Value* res = B.CreateCall(fty, llvm::InlineAsm::get(fty, code, cons, true), {pred, addr});
+  llvm::Value* vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(B.getInt32Ty(), static_cast<unsigned>(words)));
+  for (int i = 0; i < words; ++i)
+    vec = B.CreateInsertElement(vec, words == 1 ? res : B.CreateExtractValue(res, static_cast<unsigned>(i)), static_cast<std::uint64_t>(i));
+  return vec;
+}
+
+bool NvptxTarget::store_words_if(codegen::Lowering& L, llvm::Value* pred, llvm::Value* addr, llvm::Value* vec) const {
+  // @p st.global.v<n>.b32 [addr], {…}
+  auto& B = *L.b;
+  const int words = static_cast<int>(llvm::cast<llvm::FixedVectorType>(vec->getType())->getNumElements());
+  std::string code = "@$0 st.global" + (words > 1 ? ".v" + std::to_string(words) : std::string()) + ".b32 [$1], ";
+  code += words > 1 ? "{" : "";
+  for (int i = 0; i < words; ++i) code += (i ? ", $" : "$") + std::to_string(i + 2);
+  code += words > 1 ? "};" : ";";
+  std::string cons = "b,l";
+  std::vector<llvm::Type*> ats{B.getInt1Ty(), B.getInt64Ty()};
+  std::vector<llvm::Value*> args{pred, addr};
+  for (int i = 0; i < words; ++i) {
+    cons += ",r";
+    ats.push_back(B.getInt32Ty());
+    args.push_back(B.CreateExtractElement(vec, static_cast<std::uint64_t>(i)));
+  }
+  cons += ",~{memory}";
+  auto* fty = llvm::FunctionType::get(B.getVoidTy(), ats, false);
+  B.CreateCall(fty, llvm::InlineAsm::get(fty, code, cons, true), args);
+  return true;
+}
+
 }  // namespace tile::targets::nvptx

@@ -62,6 +62,10 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   llvm::Value* shuffle_shift_i32(codegen::Lowering& L, llvm::Value* v, int delta, bool up) const override;
   llvm::Value* shared_base(codegen::Lowering& L) const override;
   void printf(codegen::Lowering& L, const std::string& fmt, const std::vector<llvm::Value*>& args) const override;
+  llvm::Value* pack_narrow_pair(codegen::Lowering& L, llvm::Value* hi, llvm::Value* lo, bool bf16) const override;
+  llvm::Value* load_words_if(codegen::Lowering& L, llvm::Value* pred, llvm::Value* addr, int words,
+                             const std::vector<std::uint32_t>& fill) const override;
+  bool store_words_if(codegen::Lowering& L, llvm::Value* pred, llvm::Value* addr, llvm::Value* vec) const override;
 
  private:
   std::vector<llvm::Value*> batch_exp(codegen::Lowering& L, std::span<llvm::Value* const> x) const;
