@@ -7,6 +7,9 @@
 //      contiguity), so consecutive lanes touch consecutive 16-byte chunks;
 //      dots select_mma put on tensor cores take the MMA accumulator layout, and a loop-carried
 //      accumulator keeps it across the loop;
+//   1b. a tensor-core accumulator's layout flows forward: the float and mask values computed
+//      from a dot's product elementwise, its reductions (the slice) and the loop values that
+//      carry them take it (attention's online softmax, a matmul's epilogue);
 //   2. consumers decide the rest, walking backwards: an op asks its operands for the layout that
 //      keeps it in registers (wanted_operands: elementwise ops the result's, a broadcast the
 //      broadcast_source, expand_dims the slice, reduce the operand's own with the slice as
