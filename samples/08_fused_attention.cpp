@@ -161,8 +161,44 @@ std::pair<double, double> run(Kernel& kernel, tile::device& dev, int Z, int H, i
 
 }  // namespace
 
-int main() {
+/// `--bench` (as the tutorial's bench_flash_attention): forward TFLOP/s at B = 4, H = 32, f16,
+/// N = 1024 … 16384, D = 64 and 128, causal and not (4·B·H·N²·D flops, halved for causal); the
+/// best of a few BLOCK_M / BLOCK_N / num_warps configurations at each point.
+int bench(tile::device& dev) {
+  const int Z = 4, H = 32;
+  struct config {
+    int bm, bn, warps;
+  };
+  const config configs[] = {{128, 64, 8}, {128, 128, 8}, {64, 64, 4}, {128, 32, 8}};
+  std::printf("%6s %4s %7s %9s  %s\n", "N", "D", "causal", "TFLOP/s", "BLOCK_M, BLOCK_N, num_warps");
+  for (int D : {64, 128})
+    for (bool causal : {false, true})
+      for (int N : {1024, 2048, 4096, 8192, 16384}) {
+        const std::size_t n = static_cast<std::size_t>(Z) * H * N * D;
+        auto q = dev.alloc<tile::half>(n), k = dev.alloc<tile::half>(n), v = dev.alloc<tile::half>(n), o = dev.alloc<tile::half>(n);
+        auto m = dev.alloc<float>(static_cast<std::size_t>(Z) * H * N);
+        const int sz = H * N * D, sh = N * D;
+        double best = 0;
+        config chosen{};
+        for (const config& c : configs) {
+          auto run = [&] {
+            attn_fwd_f16[{tile::cdiv(N, c.bm), Z * H}](q, k, v, 0.125f, m, o, sz, sh, D, sz, sh, D, sz, sh, D, sz, sh, D, H, N,
+                                                      "HEAD_DIM"_c = D, "BLOCK_M"_c = c.bm, "BLOCK_N"_c = c.bn,
+                                                      "STAGE"_c = causal ? 3 : 1, "num_warps"_c = c.warps);
+          };
+          run();
+          const auto r = tile::testing::do_bench(run, 25, 100, {}, tile::testing::make_timer(dev).get());
+          const double tflops = 4.0 * Z * H * N * static_cast<double>(N) * D * (causal ? 0.5 : 1.0) / (r.median_ms * 1e-3) / 1e12;
+          if (tflops > best) best = tflops, chosen = c;
+        }
+        std::printf("%6d %4d %7s %9.1f  %d, %d, %d\n", N, D, causal ? "yes" : "no", best, chosen.bm, chosen.bn, chosen.warps);
+      }
+  return 0;
+}
+
+int main(int argc, char** argv) {
   auto dev = tile::device::best();
+  if (argc > 1 && std::string(argv[1]) == "--bench") return dev.computes() ? bench(dev) : 0;
   const int Z = 1, H = 2, N = 200;  // N deliberately not a multiple of the blocks
   // O's elements are averages of values in [-1, 1]: f16 keeps 11 bits, bf16 8; P is rounded to
   // the input type before the second dot, as the tutorial does
