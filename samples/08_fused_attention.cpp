@@ -164,16 +164,20 @@ std::pair<double, double> run(Kernel& kernel, tile::device& dev, int Z, int H, i
 /// `--bench` (as the tutorial's bench_flash_attention): forward TFLOP/s at B = 4, H = 32, f16,
 /// N = 1024 … 16384, D = 64 and 128, causal and not (4·B·H·N²·D flops, halved for causal); the
 /// best of a few BLOCK_M / BLOCK_N / num_warps configurations at each point.
-int bench(tile::device& dev) {
+/// `--bench D N causal BLOCK_M BLOCK_N num_warps`: that one point and configuration (for a profiler).
+int bench(tile::device& dev, const std::vector<int>& one) {
   const int Z = 4, H = 32;
   struct config {
     int bm, bn, warps;
   };
-  const config configs[] = {{128, 64, 8}, {128, 128, 8}, {64, 64, 4}, {128, 32, 8}};
+  std::vector<config> configs = {{128, 64, 8}, {128, 128, 8}, {64, 64, 4}, {128, 32, 8}};
+  std::vector<int> Ds = {64, 128}, Ns = {1024, 2048, 4096, 8192, 16384};
+  std::vector<bool> causals = {false, true};
+  if (one.size() == 6) Ds = {one[0]}, Ns = {one[1]}, causals = {one[2] != 0}, configs = {{one[3], one[4], one[5]}};
   std::printf("%6s %4s %7s %9s  %s\n", "N", "D", "causal", "TFLOP/s", "BLOCK_M, BLOCK_N, num_warps");
-  for (int D : {64, 128})
-    for (bool causal : {false, true})
-      for (int N : {1024, 2048, 4096, 8192, 16384}) {
+  for (int D : Ds)
+    for (bool causal : causals)
+      for (int N : Ns) {
         const std::size_t n = static_cast<std::size_t>(Z) * H * N * D;
         auto q = dev.alloc<tile::half>(n), k = dev.alloc<tile::half>(n), v = dev.alloc<tile::half>(n), o = dev.alloc<tile::half>(n);
         auto m = dev.alloc<float>(static_cast<std::size_t>(Z) * H * N);
@@ -198,7 +202,11 @@ int bench(tile::device& dev) {
 
 int main(int argc, char** argv) {
   auto dev = tile::device::best();
-  if (argc > 1 && std::string(argv[1]) == "--bench") return dev.computes() ? bench(dev) : 0;
+  if (argc > 1 && std::string(argv[1]) == "--bench") {
+    std::vector<int> one;
+    for (int i = 2; i < argc; ++i) one.push_back(std::atoi(argv[i]));
+    return dev.computes() ? bench(dev, one) : 0;
+  }
   const int Z = 1, H = 2, N = 200;  // N deliberately not a multiple of the blocks
   // O's elements are averages of values in [-1, 1]: f16 keeps 11 bits, bf16 8; P is rounded to
   // the input type before the second dot, as the tutorial does

@@ -79,6 +79,20 @@ def main():
     from torch.nn.attention import SDPBackend, sdpa_kernel
     import torch.nn.functional as F
     Z, H = 4, 32
+    # --one D N causal BLOCK_M BLOCK_N num_warps: that point and configuration alone (for a profiler)
+    one = [int(a) for a in sys.argv[sys.argv.index("--one") + 1:][:6]] if "--one" in sys.argv else None
+    if one:
+        D, N, causal, bm, bn, w = one
+        q, k, v = (torch.randn(Z, H, N, D, device="cuda", dtype=torch.float16) for _ in range(3))
+        o, m = torch.empty_like(q), torch.empty(Z, H, N, device="cuda", dtype=torch.float32)
+        run = lambda: attn_fwd[(triton.cdiv(N, bm), Z * H)](q, k, v, D ** -0.5, m, o, q.stride(0), q.stride(1),  # noqa: E731
+                                                            q.stride(2), H, N, HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn,
+                                                            STAGE=3 if causal else 1, num_warps=w, num_stages=3)
+        ck = run()
+        ms = _common.median_ms(run)
+        print(f"one: D={D} N={N} causal={causal} {bm}/{bn}/{w}: {4.0 * Z * H * N * N * D * (0.5 if causal else 1.0) / (ms * 1e-3) / 1e12:.1f} "
+              f"TFLOP/s, {ck.n_regs} registers, {ck.n_spills} spills")
+        return
     rows, cols = [], {"triton": [], "sdpa flash": [], "sdpa cudnn": [], "triton config": []}
     for D in (64, 128):
         for causal in (False, True):
