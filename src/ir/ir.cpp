@@ -23,7 +23,7 @@ std::string Type::str() const {
 }
 
 std::string_view smem_name(smem s) {
-  constexpr std::string_view n[] = {"none", "swizzled", "padded", "padded_transposed", "barriers"};
+  constexpr std::string_view n[] = {"none", "swizzled", "padded", "padded_transposed", "barriers", "swizzled_transposed"};
   return n[static_cast<int>(s)];
 }
 

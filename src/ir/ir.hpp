@@ -39,8 +39,10 @@ namespace tile::ir {
 ///                      of min(128, cols · elem bytes) bytes (16-bit elements: what a warp's matrix loads
 ///                      read without bank conflicts and a warpgroup engine's descriptors name);
 ///   padded             row-major, rows padded by 16 bytes;
-///   padded_transposed  the transpose ([cols][rows]) so, padded by 16 bytes.
-enum class smem : std::uint8_t { none, swizzled, padded, padded_transposed, barriers };
+///   padded_transposed  the transpose ([cols][rows]) so, padded by 16 bytes;
+///   swizzled_transposed the transpose ([cols][rows]) swizzled: a tile contiguous along its rows
+///                      (a B operand [K][N] read along K, as attention's Kᵀ) kept in that order.
+enum class smem : std::uint8_t { none, swizzled, padded, padded_transposed, barriers, swizzled_transposed };
 std::string_view smem_name(smem s);
 
 /// The type of a value: an element dtype (the pointee for pointers), a pointer flag and a shape

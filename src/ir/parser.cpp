@@ -416,10 +416,10 @@ class Parser {
       advance();
       expect("<");
       const token arr = t_;
-      const std::string name = ident("a buffer arrangement (swizzled, padded, padded_transposed, barriers)");
-      for (auto m : {smem::swizzled, smem::padded, smem::padded_transposed, smem::barriers})
+      const std::string name = ident("a buffer arrangement (swizzled, swizzled_transposed, padded, padded_transposed, barriers)");
+      for (auto m : {smem::swizzled, smem::padded, smem::padded_transposed, smem::barriers, smem::swizzled_transposed})
         if (smem_name(m) == name) ty.mem = m;
-      if (ty.mem == smem::none) fail_at(arr, "a buffer arrangement (swizzled, padded, padded_transposed, barriers)");
+      if (ty.mem == smem::none) fail_at(arr, "a buffer arrangement (swizzled, swizzled_transposed, padded, padded_transposed, barriers)");
       expect(">");
       return ty;
     }

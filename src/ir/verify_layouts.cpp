@@ -77,6 +77,9 @@ std::string gpu_type_rule(const Function& f, const Type& t, int& lane_bits) {
     if (rank != 2 && !(rank == 3 && t.mem == smem::swizzled)) return "a shared-memory buffer of other than a 2-D tile (or a ring of them): " + t.str();
     // the swizzle moves 16-byte chunks of rows of 32 bytes or more: 16-bit elements, 16 columns or more
     if (t.mem == smem::swizzled && (size_of(t.elem) != 2 || t.shape[rank - 1] < 16)) return "a swizzled buffer of other than 16-bit rows of 16 elements or more: " + t.str();
+    // (transposed: stored column by column, each column a swizzled row)
+    if (t.mem == smem::swizzled_transposed && (rank != 2 || size_of(t.elem) != 2 || t.shape[0] < 16))
+      return "a transposed swizzled buffer of other than a 16-bit tile of 16 rows or more: " + t.str();
     return {};
   }
   if (t.shape.empty()) return t.layout ? "a scalar with a layout (every thread holds a scalar): " + t.str() : "";

@@ -88,7 +88,8 @@ std::uint64_t shared_bytes(const ir::Type& t) {
   if (t.shape.size() == 3) return static_cast<std::uint64_t>(t.shape[0]) * slot_bytes(t);  // a ring
   const std::int64_t rows = t.shape.at(0), cols = t.shape.at(1);
   switch (t.mem) {
-    case ir::smem::swizzled: return static_cast<std::uint64_t>(rows * cols * es);
+    case ir::smem::swizzled:
+    case ir::smem::swizzled_transposed: return static_cast<std::uint64_t>(rows * cols * es);
     case ir::smem::padded: return static_cast<std::uint64_t>(rows * (cols + 16 / es) * es);
     case ir::smem::padded_transposed: return static_cast<std::uint64_t>(cols * (rows + 16 / es) * es);
     case ir::smem::none:
@@ -118,7 +119,7 @@ SharedPlan plan_shared(const ir::Function& f) {
       SharedBuffer b;
       b.op = &op;
       b.bytes = shared_bytes(op.result()->type);
-      b.align = op.result()->type.mem == ir::smem::swizzled ? 1024 : 16;
+      b.align = op.result()->type.mem == ir::smem::swizzled || op.result()->type.mem == ir::smem::swizzled_transposed ? 1024 : 16;
       b.first = b.last = pos.at.at(&op);
       // its last use; a use in a loop the buffer was made outside of: the loop's end
       std::function<void(const ir::Block&)> uses = [&](const ir::Block& blk) {

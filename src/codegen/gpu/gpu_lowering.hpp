@@ -183,8 +183,9 @@ class GpuLowering {
   /// A local_alloc: its tile stored at its offset, in its buffer's arrangement.
   void lower_local_alloc(const ir::Op& op);
   /// x (a 16-bit [rows][cols] tile) stored from its registers as a swizzled tile at absolute
-  /// byte offset at_byte (16-byte vector stores; replicated threads do not write).
-  void stage_swizzled(const DV& x, std::int64_t rows, std::int64_t cols, std::uint64_t at_byte, const char* name);
+  /// byte offset at_byte (16-byte vector stores; replicated threads do not write); transposed:
+  /// as the swizzled [cols][rows] tile of its transpose.
+  void stage_swizzled(const DV& x, std::int64_t rows, std::int64_t cols, std::uint64_t at_byte, bool transposed, const char* name);
   /// x (2-D) stored row-major with rows of row_len elements plus 16 bytes at at_byte: rows along
   /// axis `row_axis` of x (1: the transpose); f32 rounded to tf32 first with `tf32`.
   void stage_padded(const DV& x, int row_axis, std::int64_t row_len, std::uint64_t at_byte, bool tf32, const char* name);

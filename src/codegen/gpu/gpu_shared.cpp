@@ -5,6 +5,7 @@
 //                      vector store (the swizzle keeps 16-byte chunks whole);
 //   padded             row-major, rows padded by 16 bytes;
 //   padded_transposed  the transpose so (each thread's consecutive k one 32-bit word);
+//   swizzled_transposed the transpose swizzled ([cols][rows]): runs along the tile's rows;
 // replicated threads do not write. The reader (a tensor-core dot) waits at the barrier the IR
 // has before it (schedule/insert_barriers.cpp). A swizzled [rows][cols] tile (swizzled_offset) is a row of column
 // blocks of S = min(128, cols · bytes) bytes, each [rows][S] with 16-byte chunk c of row r at
@@ -48,7 +49,8 @@ void GpuLowering::lower_local_alloc(const ir::Op& op) {
   const std::int64_t rows = t.shape.at(0), cols = t.shape.at(1);
   const bool tf32 = op.attrs.ints.size() > 1 && op.attrs.ints[1] != 0;
   switch (t.mem) {
-    case ir::smem::swizzled: stage_swizzled(x, rows, cols, at, "local_alloc.swizzled"); break;
+    case ir::smem::swizzled: stage_swizzled(x, rows, cols, at, false, "local_alloc.swizzled"); break;
+    case ir::smem::swizzled_transposed: stage_swizzled(x, rows, cols, at, true, "local_alloc.swizzled_transposed"); break;
     case ir::smem::padded: stage_padded(x, 0, cols, at, tf32, "local_alloc.padded"); break;
     case ir::smem::padded_transposed: stage_padded(x, 1, rows, at, tf32, "local_alloc.transposed"); break;
     case ir::smem::none:
@@ -57,16 +59,20 @@ void GpuLowering::lower_local_alloc(const ir::Op& op) {
   set(op.result(), DV{scalar_, {b().getInt64(at)}, t});  // (a buffer's one register: its byte offset)
 }
 
-void GpuLowering::stage_swizzled(const DV& x, std::int64_t rows, std::int64_t cols, std::uint64_t at_byte, const char* name) {
-  // runs of up to 8 elements along the columns: one 16-byte chunk, which the swizzle keeps whole
+void GpuLowering::stage_swizzled(const DV& x, std::int64_t rows, std::int64_t cols, std::uint64_t at_byte, bool transposed,
+                                 const char* name) {
+  // runs of up to 8 elements along the stored rows (the columns; transposed: the tile's rows):
+  // one 16-byte chunk, which the swizzle keeps whole
   auto& B = b();
+  const int along = transposed ? 0 : 1;
   auto [run, ax] = register_run(x.layout);
-  if (ax != 1 || x.regs.size() == 1) run = 1;
+  if (ax != along || x.regs.size() == 1) run = 1;
   run = std::min(run, 8);
   llvm::Value* writer = is_writer(x.layout);
   S.if_else(writer, [&]() -> llvm::Value* {
     for (int r = 0; r < x.layout.num_regs(); r += run) {
-      llvm::Value* off = B.CreateAdd(B.getInt64(at_byte), swizzled_offset(rows, cols, 2, coord(x.layout, r, 0), coord(x.layout, r, 1)));
+      llvm::Value* i = coord(x.layout, r, 1 - along), *j = coord(x.layout, r, along);
+      llvm::Value* off = B.CreateAdd(B.getInt64(at_byte), transposed ? swizzled_offset(cols, rows, 2, i, j) : swizzled_offset(rows, cols, 2, i, j));
       auto bits = [&](int e) -> llvm::Value* {
         llvm::Value* v = x.regs.size() == 1 ? x.regs[0] : x.regs[static_cast<std::size_t>(r + e)];
         return v->getType()->isIntegerTy() ? v : B.CreateBitCast(v, B.getInt16Ty());

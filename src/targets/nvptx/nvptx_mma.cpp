@@ -176,11 +176,17 @@ DV NvptxMma::wgmma_from_shared(GpuLowering& G, const ir::Op& op, llvm::Value* a_
         d[static_cast<std::size_t>(r)].push_back(acc.regs.size() == 1 ? acc.regs[0] : acc.regs.at(k));
       }
   wgmma_fence(G.S);
-  // B: rows k0 .. k0 + 15 of every N block (blocks K * sb bytes apart, 8-row groups 8 sb)
+  // B [K][N] (N-major): rows k0 .. k0 + 15 of every N block (blocks K * sb bytes apart, 8-row
+  // groups 8 sb). B stored transposed, [N][K] (K-major, as A): the K block holding k0, every row
+  // from the first, k0's byte within the block row
+  const bool b_kmajor = bt.mem == ir::smem::swizzled_transposed;
+  const std::int64_t sbk = block_bytes(K, 2);
   std::vector<llvm::Value*> db;
   for (std::int64_t k0 = 0; k0 < K; k0 += 16)
-    db.push_back(desc(b_base, B.getInt64(static_cast<std::uint64_t>(k0 * sb)),
-                      static_cast<std::uint64_t>(K * sb), static_cast<std::uint64_t>(8 * sb), sb));
+    db.push_back(b_kmajor ? desc(b_base, B.getInt64(static_cast<std::uint64_t>(k0 * 2 / sbk * N * sbk + k0 * 2 % sbk)), 16,
+                                 static_cast<std::uint64_t>(8 * sbk), sbk)
+                          : desc(b_base, B.getInt64(static_cast<std::uint64_t>(k0 * sb)), static_cast<std::uint64_t>(K * sb),
+                                 static_cast<std::uint64_t>(8 * sb), sb));
   // one chained statement per 64-row block: its k steps, then (a single block: in the same
   // statement) the commit and the wait
   std::vector<llvm::Value*> out(static_cast<std::size_t>(C.num_regs()), nullptr);
@@ -195,7 +201,7 @@ DV NvptxMma::wgmma_from_shared(GpuLowering& G, const ir::Op& op, llvm::Value* a_
       steps.emplace_back(desc(a_base, off, 16, static_cast<std::uint64_t>(8 * sa), sa), db[static_cast<std::size_t>(k0 / 16)]);
     }
     d[static_cast<std::size_t>(r)] = wgmma(G.S, at.elem, static_cast<int>(N), steps, d[static_cast<std::size_t>(r)],
-                                                  reps == 1 ? pending : -1);
+                                                  reps == 1 ? pending : -1, b_kmajor);
   }
   if (reps > 1) {
     wgmma_commit(G.S);
@@ -262,7 +268,7 @@ void NvptxMma::wgmma_commit(codegen::Lowering& L) const { void_asm(L, "wgmma.com
 
 std::vector<llvm::Value*> NvptxMma::wgmma(codegen::Lowering& L, tile::dtype in, int n,
                                              const std::vector<std::pair<llvm::Value*, llvm::Value*>>& steps,
-                                             const std::vector<llvm::Value*>& acc, int commit_wait) const {
+                                             const std::vector<llvm::Value*>& acc, int commit_wait, bool b_kmajor) const {
   if (!arch_.accel || arch_.sm < 90) throw tile::error("nvptx: wgmma needs sm_90a, not " + arch_.name());
   if (in != dtype::f16 && in != dtype::bf16) throw tile::error("nvptx: wgmma of " + std::string(tile::name(in)));
   if (static_cast<int>(acc.size()) != n / 2) throw tile::error("nvptx: wgmma m64n" + std::to_string(n) + " takes n / 2 accumulators");
@@ -279,9 +285,9 @@ std::vector<llvm::Value*> NvptxMma::wgmma(codegen::Lowering& L, tile::dtype in, 
   std::vector<llvm::Value*> extra;
   std::string cons;
   for (std::size_t k = 0; k < ns; ++k) {
-    // scale-d = 1 (accumulate), A and B unscaled, A K-major (0), B N-major (1)
+    // scale-d = 1 (accumulate), A and B unscaled, A K-major (0), B N-major (1) or K-major (0)
     text += "\twgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + t + "." + t + " " + acc_list + ", $" +
-            std::to_string(h + 2 * k) + ", $" + std::to_string(h + 2 * k + 1) + ", p, 1, 1, 0, 1;\n";
+            std::to_string(h + 2 * k) + ", $" + std::to_string(h + 2 * k + 1) + ", p, 1, 1, 0, " + (b_kmajor ? "0" : "1") + ";\n";
     extra.push_back(steps[k].first);
     extra.push_back(steps[k].second);
     cons += std::string(k ? "," : "") + "l,l";

@@ -44,9 +44,10 @@ class NvptxMma final : public codegen::gpu::MmaEngine {
   void wgmma_fence(codegen::Lowering& L) const;
   /// D += A B for each (A, B) descriptor pair of `steps` (one asm statement), m64 n `n` k16; with
   /// `commit_wait` >= 0 the statement then commits and waits until that many groups are left.
+  /// `b_kmajor`: B's descriptors name a K-major tile (stored [N][K]), else an N-major one.
   std::vector<llvm::Value*> wgmma(codegen::Lowering& L, tile::dtype in, int n,
                                   const std::vector<std::pair<llvm::Value*, llvm::Value*>>& steps,
-                                  const std::vector<llvm::Value*>& acc, int commit_wait) const;
+                                  const std::vector<llvm::Value*>& acc, int commit_wait, bool b_kmajor = false) const;
   void wgmma_commit(codegen::Lowering& L) const;
   std::vector<llvm::Value*> wgmma_wait(codegen::Lowering& L, int pending, const std::vector<llvm::Value*>& acc) const;
   arch arch_;

@@ -50,6 +50,8 @@ std::string NvptxMmaForms::check(const ir::Op& dot, int num_warps) const {
   if (operand_elements(dot) == 0)
     return "a tensor-core dot of operands no tensor-core form of " + name_ + " takes (" + dot.operand(0)->type.str() + " into " +
            dot.result()->type.str() + ")";
+  if (e != mma_engine::warpgroup && dot.operand(1)->type.mem == ir::smem::swizzled_transposed)
+    return "a warp's tensor-core dot reads B [K][N] swizzled, not transposed (" + dot.operand(1)->type.str() + ")";
   if (e == mma_engine::warpgroup) {
     if (!warpgroup_) return "a warpgroup dot on " + name_ + ", which has no warpgroup MMA";
     if (operand_elements(dot) != 2 || a[2] != num_warps || a[3] != 1)
@@ -67,7 +69,18 @@ ir::smem NvptxMmaForms::operand_arrangement(const ir::Op& dot, unsigned k) const
   // 16-bit operands: swizzled tiles (A [M][K], B [K][N]: what ldmatrix reads without bank
   // conflicts and wgmma's descriptors name); tf32 and 8-bit (mma.sync only): A row-major and B
   // transposed ([N][K]), rows padded by 16 bytes, each thread's consecutive k one 32-bit word
-  if (size_of(dot.operand(k)->type.elem) == 2) return ir::smem::swizzled;
+  // A warpgroup dot's B whose registers run along K (Kᵀ in attention, x @ Wᵀ): stored in that
+  // order, [N][K] swizzled, and read by the engine as a K-major operand, not transposed element
+  // by element into [K][N] (2-byte stores, bank conflicts)
+  const ir::Value* x = dot.operand(k);
+  if (x->type.is_buffer() && x->def && x->def->kind == ir::OpKind::local_alloc && !x->def->operands.empty())
+    x = x->def->operand(0);  // (staged already: the tile it stored)
+  if (size_of(x->type.elem) == 2 && k == 1 && layout::engine_of(dot) == mma_engine::warpgroup && x->type.layout &&
+      x->type.shape.at(0) >= 16) {
+    const auto [run, axis] = layout::register_run(*x->type.layout);
+    if (axis == 0 && run >= 2) return ir::smem::swizzled_transposed;
+  }
+  if (size_of(x->type.elem) == 2) return ir::smem::swizzled;
   return k == 0 ? ir::smem::padded : ir::smem::padded_transposed;
 }
 
