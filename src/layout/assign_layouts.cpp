@@ -91,12 +91,18 @@ class Assigner {
         plan_.of[r] = slice(plan_.of.at(op.operand(0)), static_cast<int>(op.attrs.ints.at(0)));
         forwarded_.insert(r);
       } else if (ir::is_elementwise(op.kind) && op.regions.empty() && op.results.size() == 1) {
-        for (const ir::Value* v : op.operands)
-          if (forwarded_.count(v) && v->type.shape == r->type.shape) {
-            plan_.of[r] = plan_.of.at(v);
-            forwarded_.insert(r);
-            break;
-          }
+        // not where another operand is a loaded tile (acc + bias): that one would move, and the
+        // result again for its store; the consumers decide there, as without the flow
+        const ir::Value* from = nullptr;
+        bool loaded = false;
+        for (const ir::Value* v : op.operands) {
+          if (!from && forwarded_.count(v) && v->type.shape == r->type.shape) from = v;
+          loaded |= is_tile(v) && !forwarded_.count(v) && anchored_.count(v);
+        }
+        if (from && !loaded) {
+          plan_.of[r] = plan_.of.at(from);
+          forwarded_.insert(r);
+        }
       }
     }
   }
