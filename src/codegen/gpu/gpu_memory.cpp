@@ -121,6 +121,7 @@ void GpuLowering::lower_memory(const ir::Op& op) {
               else
                 folded_other = false;
             }
+            if (!folded_other) fill_words.assign(static_cast<std::size_t>(nw), 0u);  // (masked-off words: 0)
           }
         }
         std::vector<llvm::Value*> elems;
@@ -133,12 +134,10 @@ void GpuLowering::lower_memory(const ir::Op& op) {
             if (nw == 1) vec = B.CreateInsertElement(llvm::PoisonValue::get(vty), ld, std::uint64_t{0});
           } else {
             // one predicated access; masked-off words keep `other`'s bits (or 0)
-            std::vector<std::uint32_t> fill(static_cast<std::size_t>(nw), 0u);
-            if (folded_other) fill.assign(fill_words.begin(), fill_words.begin() + nw);
-            vec = target.load_words_if(S, m, B.CreatePtrToInt(addr, B.getInt64Ty()), nw, fill);
+            vec = target.load_words_if(S, m, B.CreatePtrToInt(addr, B.getInt64Ty()), nw, fill_words);
             if (!vec) {  // (a target without predicated accesses: a branch)
               llvm::Value* fv = llvm::PoisonValue::get(vty);
-              for (int i = 0; i < nw; ++i) fv = B.CreateInsertElement(fv, B.getInt32(fill[static_cast<std::size_t>(i)]), static_cast<std::uint64_t>(i));
+              for (int i = 0; i < nw; ++i) fv = B.CreateInsertElement(fv, B.getInt32(fill_words[static_cast<std::size_t>(i)]), static_cast<std::uint64_t>(i));
               vec = S.if_else(m, [&]() -> llvm::Value* { return B.CreateAlignedLoad(vty, global(addr), llvm::Align(static_cast<std::uint64_t>(w * es))); },
                               [&]() -> llvm::Value* { return fv; }, "ld");
             }
