@@ -74,11 +74,11 @@ std::string gpu_type_rule(const Function& f, const Type& t, int& lane_bits) {
     if (t.mem == smem::barriers) return t.shape.size() == 1 && t.elem == dtype::i64 ? "" : "copy barriers other than i64[buffers]: " + t.str();
     // (a ring: [buffers, rows, cols], its buffers the rules below)
     const std::size_t rank = t.shape.size();
-    if (rank != 2 && !(rank == 3 && t.mem == smem::swizzled)) return "a shared-memory buffer of other than a 2-D tile (or a ring of them): " + t.str();
+    if (rank != 2 && !(rank == 3 && (t.mem == smem::swizzled || t.mem == smem::swizzled_transposed))) return "a shared-memory buffer of other than a 2-D tile (or a ring of them): " + t.str();
     // the swizzle moves 16-byte chunks of rows of 32 bytes or more: 16-bit elements, 16 columns or more
     if (t.mem == smem::swizzled && (size_of(t.elem) != 2 || t.shape[rank - 1] < 16)) return "a swizzled buffer of other than 16-bit rows of 16 elements or more: " + t.str();
     // (transposed: stored column by column, each column a swizzled row)
-    if (t.mem == smem::swizzled_transposed && (rank != 2 || size_of(t.elem) != 2 || t.shape[0] < 16))
+    if (t.mem == smem::swizzled_transposed && (size_of(t.elem) != 2 || t.shape[rank - 2] < 16))
       return "a transposed swizzled buffer of other than a 16-bit tile of 16 rows or more: " + t.str();
     return {};
   }
@@ -242,6 +242,15 @@ std::string gpu_op_rule(const Function& f, const Op& op) {
           return "a tensor-core dot reads " + std::string(k ? "B" : "A") + " from a " + std::string(smem_name(want)) +
                  " buffer (" + t.str() + ")";
       }
+      // an operand in registers once B is staged: one the engine takes from registers, in its layout
+      if (op.operands[1]->type.is_buffer())
+        for (unsigned k = 0; k < 2; ++k) {
+          if (op.operands[k]->type.is_buffer()) continue;
+          const auto reg = f.mma_target->register_operand(op, k, f.num_warps);
+          if (!reg) return "a tensor-core dot reads " + std::string(k ? "B" : "A") + " from shared memory, not registers, on its engine";
+          if (auto r = expect(op.operands[k], *reg, "a tensor-core dot's register operand must be in the engine's register layout"); !r.empty())
+            return r;
+        }
       return expect(res, f.mma_target->accumulator(op, f.num_warps), "a tensor-core dot's result must be in the MMA accumulator layout of its warps");
     }
     case OpKind::for_:

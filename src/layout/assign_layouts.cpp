@@ -2,6 +2,7 @@
 #include "layout/assign_layouts.hpp"
 #include "layout/mma_engine.hpp"
 #include "layout/mma_target.hpp"
+#include "layout/register_operands.hpp"
 #include "ir/verify_layouts.hpp"
 
 #include <algorithm>
@@ -38,6 +39,7 @@ class Assigner {
         if (!f_.mma_target) throw tile::error("layout: internal error: a dot on tensor cores in a kernel of no tensor-core target", op.loc);
         plan_.of[op.result()] = f_.mma_target->accumulator(op, plan_.num_warps);
         anchored_.insert(op.result());
+        if (auto a = register_a(f_, op, plan_.num_warps)) plan_.register_a.emplace(&op, std::move(*a));
       }
     });
     // 1b. a tensor-core accumulator's layout flows forward through what consumes it
@@ -367,7 +369,11 @@ std::vector<std::optional<LinearLayout>> wanted_operands(const ir::Op& op, const
         for (auto& x : w) x = plan.of.at(op.operand(0));
       return w;
     }
-    case OpKind::dot: w[2] = res(); return w;  // the operands go through shared memory in any layout
+    case OpKind::dot: {  // the operands go through shared memory in any layout, or A from registers in the engine's
+      w[2] = res();
+      if (auto a = plan.register_a.find(&op); a != plan.register_a.end()) w[0] = a->second;
+      return w;
+    }
     case OpKind::for_: {
       for (std::size_t k = 3; k < op.operands.size(); ++k)
         if (!op.operand(static_cast<unsigned>(k))->type.shape.empty()) w[k] = res(static_cast<unsigned>(k - 3));

@@ -6,7 +6,8 @@
 //      axis is the most contiguous one; 16 bytes per thread along it where axis info shows
 //      contiguity), so consecutive lanes touch consecutive 16-byte chunks;
 //      dots select_mma put on tensor cores take the MMA accumulator layout, and a loop-carried
-//      accumulator keeps it across the loop;
+//      accumulator keeps it across the loop; a dot that reads A from registers
+//      (register_operands.hpp) wants A in the engine's register layout;
 //   1b. a tensor-core accumulator's layout flows forward: the float and mask values computed
 //      from a dot's product elementwise, its reductions (the slice) and the loop values that
 //      carry them take it (attention's online softmax, a matmul's epilogue);
@@ -40,6 +41,8 @@ struct LayoutPlan {
   /// The layout of a scalar: every thread holds it.
   LinearLayout scalar() const;
   std::unordered_map<const ir::Value*, LinearLayout> of;
+  /// The tensor-core dots that read A from registers (register_operands.hpp), and its layout.
+  std::unordered_map<const ir::Op*, LinearLayout> register_a;
   /// The layout of `v` (the scalar layout for rank-0 values).
   const LinearLayout& at(const ir::Value* v) const;
 };

@@ -2,12 +2,14 @@
 // them, described by the target that owns them (NVIDIA's target: a warp's and a warpgroup's forms;
 // an AMD target's MFMA forms would be another): which dots they run and with which warps
 // (select_mma), the layout of a dot's accumulator (assign_layouts), how the operands sit in
-// shared memory for the engine to read (stage_mma_operands), and the rules the verifier checks
+// shared memory for the engine to read (stage_mma_operands) or which it takes from registers
+// (register_operands.hpp), and the rules the verifier checks
 // of a dot the passes put on an engine. The instructions themselves are the target's
 // codegen/gpu MmaEngine's.
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -35,6 +37,12 @@ class MmaTarget {
   virtual LinearLayout accumulator(const ir::Op& dot, int num_warps) const = 0;
   /// How operand k (0: A, 1: B) of `dot` is arranged in shared memory for its recorded engine.
   virtual ir::smem operand_arrangement(const ir::Op& dot, unsigned k) const = 0;
+  /// The register layout in which the recorded engine can take operand k of `dot` from the
+  /// threads' registers instead of shared memory (none: it reads that operand only from shared
+  /// memory). register_operands.hpp decides which dots use it.
+  virtual std::optional<LinearLayout> register_operand(const ir::Op& /*dot*/, unsigned /*k*/, int /*num_warps*/) const {
+    return std::nullopt;
+  }
 };
 
 }  // namespace tile::layout

@@ -9,11 +9,13 @@
 //   - tf32 and 8-bit operands (the warp MMA): A row-major and B transposed ([N][K]), rows padded
 //     by 16 bytes, so each thread's consecutive k of a fragment register is one 32-bit word; f32
 //     elements stored rounded to tf32 (the interpreter's rounding of a tf32 dot's inputs).
-// The buffers' offsets are allocate_shared's; a pipelined loop reads its dots' operands from its
-// ring instead (its copies land in the same arrangement) and lowers none of these.
+// A dot that reads A from registers (register_operands.hpp: attention's P on a warpgroup engine)
+// has only B staged. The buffers' offsets are allocate_shared's; a pipelined loop reads its dots'
+// operands from its ring instead (its copies land in the same arrangement) and lowers none of these.
 #include "layout/gpu_passes.hpp"
 #include "layout/mma_engine.hpp"
 #include "layout/mma_target.hpp"
+#include "layout/register_operands.hpp"
 
 namespace tile::layout {
 
@@ -45,12 +47,14 @@ class StageMmaOperands final : public transforms::Pass {
   bool run(ir::Function& f) override {
     std::vector<ir::Op*> dots;
     ir::walk(f.body, [&](ir::Op& op) {
-      if (engine_of(op) != mma_engine::none && op.operand(0)->type.mem == ir::smem::none) dots.push_back(&op);
+      if (engine_of(op) != mma_engine::none && op.operand(1)->type.mem == ir::smem::none) dots.push_back(&op);
     });
     if (!dots.empty() && !f.mma_target)
       throw tile::error("layout: internal error: a dot on tensor cores in a kernel of no tensor-core target", dots[0]->loc);
     for (ir::Op* dot : dots) {
-      for (unsigned k = 0; k < 2; ++k) {
+      // (A read from registers: assign_layouts put it in the engine's register layout)
+      const bool a_in_registers = register_a(f, *dot, f.num_warps).has_value();
+      for (unsigned k = a_in_registers ? 1 : 0; k < 2; ++k) {
         ir::Value* x = dot->operand(k);
         ir::Op* at = outside_loops(dot, x);
         ir::Builder b(at->parent);

@@ -196,6 +196,31 @@ TEST_CASE("GPU level: the verifier names the pass, the op and the layout rule it
     CHECK(m.find("IR verifier (after breaker): op 'dot': a tensor-core dot's result must be in the MMA accumulator layout of its warps") !=
           std::string::npos);
   }
+  SUBCASE("a warpgroup dot's A read from registers in another layout than the engine's register form") {
+    // attention's loop (test/ir/golden/assign_layouts_forward.tir): the second dot reads P from registers
+    std::ifstream in(std::string(TILE_GOLDEN_DIR) + "/assign_layouts_forward.tir");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto f = ir::parse(ss.str(), "assign_layouts_forward.tir");
+    transforms::PassManager::Options o;
+    o.verify = true;
+    layout::to_gpu_ir(*f, {.mma = targets::nvptx::mma_forms(90, true), .lanes = 32}, o);
+    const std::string m = verify_after_breaker(*f, [](ir::Function& g) {
+      ir::Op* second = nullptr;
+      ir::walk(g.body, [&](ir::Op& op) {
+        if (op.kind == ir::OpKind::dot) second = &op;
+      });
+      REQUIRE(second);
+      REQUIRE(!second->operand(0)->type.is_buffer());
+      // P moved into the layout of the loaded tile the dot's B was staged from
+      ir::Type t = second->operand(0)->type;
+      t.layout = second->operand(1)->def->operand(0)->type.layout;
+      ir::Builder b(second->parent);
+      b.set_insertion_before(second);
+      second->operands[0] = b.create(ir::OpKind::convert_layout, {second->operand(0)}, {t}, {}, second->loc)->result();
+    });
+    CHECK(m.find("op 'dot': a tensor-core dot's register operand must be in the engine's register layout") != std::string::npos);
+  }
   SUBCASE("tile IR holds no layout and no GPU op") {
     auto f = gpu_transpose();
     f->gpu = false;

@@ -15,16 +15,19 @@ void GpuLowering::lower_dot_mma(const ir::Op& op) {
   // 16-bit A [M][K] and B [K][N] swizzled, other types A row-major and B transposed [N][K] with
   // rows padded by 16 bytes), made visible to the engine's reads by the fence and barrier the IR
   // has before the dot (schedule/insert_barriers.cpp); the target's engine reads its fragments
-  // from them and runs the steps.
+  // from them and runs the steps. An A in registers (layout/register_operands.hpp) is in the
+  // engine's register layout, and the engine takes it from there.
   const ir::Type& at = op.operand(0)->type;
   const std::int64_t K = at.shape[1];
   const auto es = static_cast<std::int64_t>(size_of(at.elem));
   const DV acc = operand(op, 2);  // in the accumulator layout
-  const bool swizzled = op.operand(0)->type.mem == ir::smem::swizzled;
+  const bool padded = op.operand(1)->type.mem == ir::smem::padded_transposed;
   const std::int64_t ld = K + 16 / es;  // the padded buffers' rows (elements)
   const int in_flight = op.attrs.ints.size() > 4 ? static_cast<int>(op.attrs.ints[4]) : 0;
-  DV res = mma().dot(*this, op, buffer_at(op.operand(0)), buffer_at(op.operand(1)), swizzled ? K : ld,
-                     swizzled ? op.operand(1)->type.shape[1] : ld, acc, in_flight);
+  std::optional<DV> a_regs;
+  if (!at.is_buffer()) a_regs = operand(op, 0);
+  DV res = mma().dot(*this, op, a_regs ? nullptr : buffer_at(op.operand(0)), buffer_at(op.operand(1)), padded ? ld : K,
+                     padded ? ld : op.operand(1)->type.shape[1], acc, in_flight, a_regs ? &*a_regs : nullptr);
   set(op.result(), std::move(res));
 }
 

@@ -28,9 +28,10 @@ class MmaEngine {
   /// The dot `op` (engine warp or warpgroup; layout/mma_engine.hpp) on A at a_at and B at b_at
   /// (byte offsets, i64, into shared memory; lda / ldb: the padded buffers' row lengths), from
   /// `acc` in the accumulator layout; its result in that layout. `pending`: the engine's groups
-  /// left in flight after it (a pipelined loop's carried accumulator; 0: complete).
+  /// left in flight after it (a pipelined loop's carried accumulator; 0: complete). `a_regs`:
+  /// A in registers instead (a_at null), in the layout MmaTarget::register_operand gave.
   virtual DV dot(GpuLowering& G, const ir::Op& op, llvm::Value* a_at, llvm::Value* b_at, std::int64_t lda, std::int64_t ldb,
-                 const DV& acc, int pending) const = 0;
+                 const DV& acc, int pending, const DV* a_regs = nullptr) const = 0;
   /// Before a dot of engine `e` reads buffers that ordinary stores or copies wrote (and a CTA
   /// barrier after them): what makes those writes visible to its reads.
   virtual void make_visible(GpuLowering& G, layout::mma_engine e) const = 0;

@@ -23,8 +23,9 @@ std::uint64_t swizzle_mode(std::int64_t s) { return s == 128 ? 1 : s == 64 ? 2 :
 }  // namespace
 
 DV NvptxMma::dot(GpuLowering& G, const ir::Op& op, llvm::Value* a_at, llvm::Value* b_at, std::int64_t lda, std::int64_t ldb,
-                 const DV& acc, int pending) const {
-  if (layout::engine_of(op) == layout::mma_engine::warpgroup) return wgmma_from_shared(G, op, a_at, b_at, acc, pending);
+                 const DV& acc, int pending, const DV* a_regs) const {
+  if (layout::engine_of(op) == layout::mma_engine::warpgroup) return wgmma_from_shared(G, op, a_at, b_at, acc, pending, a_regs);
+  if (a_regs) G.unsupported(op, "internal error: a warp's mma.sync with A in registers");
   return mma_from_shared(G, op, layout::mma_warps_of(op), a_at, b_at, lda, ldb, acc);
 }
 
@@ -136,7 +137,7 @@ DV NvptxMma::mma_from_shared(GpuLowering& G, const ir::Op& op, std::array<int, 2
 }
 
 DV NvptxMma::wgmma_from_shared(GpuLowering& G, const ir::Op& op, llvm::Value* a_base, llvm::Value* b_base, const DV& acc,
-                               int pending) const {
+                               int pending, const DV* a_regs) const {
   auto& B = G.b();
   auto* i64 = B.getInt64Ty();
   const ir::Type& at = op.operand(0)->type;
@@ -190,15 +191,41 @@ DV NvptxMma::wgmma_from_shared(GpuLowering& G, const ir::Op& op, llvm::Value* a_
   // one chained statement per 64-row block: its k steps, then (a single block: in the same
   // statement) the commit and the wait
   std::vector<llvm::Value*> out(static_cast<std::size_t>(C.num_regs()), nullptr);
+  // A in registers: the accumulator layout over [M, K] (register_operand), the k16 step's
+  // fragment a0..a7 at (row, k0 + c), c = 2·(lane % 4) (+1), rows +8, columns +8; packed in pairs
+  std::optional<layout::LinearLayout> LA;
+  if (a_regs) LA = layout::LinearLayout(a_regs->layout);
+  auto a_pair = [&](std::int64_t row, std::int64_t col) {
+    auto lo = layout::register_of(*LA, {row, col}), hi = layout::register_of(*LA, {row, col + 1});
+    if (!lo || !hi) G.unsupported(op, "internal error: a wgmma A fragment element has no register");
+    auto reg = [&](std::int64_t i) { return a_regs->regs.size() == 1 ? a_regs->regs[0] : a_regs->regs.at(static_cast<std::size_t>(i)); };
+    // two conversions from f32 (a product cast to the input type): one cvt of the pair
+    if (llvm::Value* w = G.pack_16x2(reg(*lo), reg(*hi))) return w;
+    auto bits = [&](std::int64_t i) {
+      llvm::Value* v = reg(i);
+      return v->getType()->isIntegerTy() ? v : B.CreateBitCast(v, B.getInt16Ty());
+    };
+    llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(B.getInt16Ty(), 2));
+    v = B.CreateInsertElement(B.CreateInsertElement(v, bits(*lo), B.getInt32(0)), bits(*hi), B.getInt32(1));
+    return B.CreateBitCast(v, B.getInt32Ty());
+  };
   for (std::int64_t r = 0; r < reps; ++r) {
     // A: the K block holding k0, the warpgroup's 64 rows, k0's byte within the block row
-    llvm::Value* row = B.CreateAdd(wg_row, B.getInt32(static_cast<std::uint32_t>(r * 16 * W)));
-    std::vector<std::pair<llvm::Value*, llvm::Value*>> steps;
+    std::vector<WgmmaStep> steps;
     for (std::int64_t k0 = 0; k0 < K; k0 += 16) {
-      const std::int64_t kb = k0 * 2 / sa, kin = k0 * 2 % sa;
-      llvm::Value* off = B.CreateAdd(B.getInt64(static_cast<std::uint64_t>(kb * M * sa + kin)),
-                                     B.CreateMul(B.CreateZExt(row, i64), B.getInt64(static_cast<std::uint64_t>(sa))));
-      steps.emplace_back(desc(a_base, off, 16, static_cast<std::uint64_t>(8 * sa), sa), db[static_cast<std::size_t>(k0 / 16)]);
+      WgmmaStep st;
+      st.b = db[static_cast<std::size_t>(k0 / 16)];
+      if (a_regs) {
+        const std::int64_t row = r * 16 * W;  // (the warp's rows: the layout's lane and warp bases)
+        st.a = {a_pair(row, k0), a_pair(row + 8, k0), a_pair(row, k0 + 8), a_pair(row + 8, k0 + 8)};
+      } else {
+        llvm::Value* row = B.CreateAdd(wg_row, B.getInt32(static_cast<std::uint32_t>(r * 16 * W)));
+        const std::int64_t kb = k0 * 2 / sa, kin = k0 * 2 % sa;
+        llvm::Value* off = B.CreateAdd(B.getInt64(static_cast<std::uint64_t>(kb * M * sa + kin)),
+                                       B.CreateMul(B.CreateZExt(row, i64), B.getInt64(static_cast<std::uint64_t>(sa))));
+        st.a = {desc(a_base, off, 16, static_cast<std::uint64_t>(8 * sa), sa)};
+      }
+      steps.push_back(std::move(st));
     }
     d[static_cast<std::size_t>(r)] = wgmma(G.S, at.elem, static_cast<int>(N), steps, d[static_cast<std::size_t>(r)],
                                                   reps == 1 ? pending : -1, b_kmajor);
@@ -266,32 +293,43 @@ std::vector<llvm::Value*> NvptxMma::ldmatrix(codegen::Lowering& L, llvm::Value* 
 void NvptxMma::wgmma_fence(codegen::Lowering& L) const { void_asm(L, "wgmma.fence.sync.aligned;"); }
 void NvptxMma::wgmma_commit(codegen::Lowering& L) const { void_asm(L, "wgmma.commit_group.sync.aligned;"); }
 
-std::vector<llvm::Value*> NvptxMma::wgmma(codegen::Lowering& L, tile::dtype in, int n,
-                                             const std::vector<std::pair<llvm::Value*, llvm::Value*>>& steps,
-                                             const std::vector<llvm::Value*>& acc, int commit_wait, bool b_kmajor) const {
+std::vector<llvm::Value*> NvptxMma::wgmma(codegen::Lowering& L, tile::dtype in, int n, const std::vector<WgmmaStep>& steps,
+                                          const std::vector<llvm::Value*>& acc, int commit_wait, bool b_kmajor) const {
   if (!arch_.accel || arch_.sm < 90) throw tile::error("nvptx: wgmma needs sm_90a, not " + arch_.name());
   if (in != dtype::f16 && in != dtype::bf16) throw tile::error("nvptx: wgmma of " + std::string(tile::name(in)));
   if (static_cast<int>(acc.size()) != n / 2) throw tile::error("nvptx: wgmma m64n" + std::to_string(n) + " takes n / 2 accumulators");
   if (steps.empty()) throw tile::error("nvptx: wgmma without a k step");
   const std::string t = in == dtype::f16 ? "f16" : "bf16";
-  const std::size_t h = acc.size(), ns = steps.size();
-  // operands: the accumulators $0 .. $h-1, the descriptors (A, B of each step), scale-d's 1; the
-  // accumulators' inputs tied to their outputs. One statement for the whole chain: ptxas sees
-  // the same instructions, LLVM a quarter of the 128-value structs of four statements (K = 64)
-  std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $" + std::to_string(h + 2 * ns) + ", 0;\n";
+  const std::size_t h = acc.size();
+  // operands: the accumulators $0 .. $h-1, each step's A (a descriptor, or four registers) and
+  // B descriptor, scale-d's 1; the accumulators' inputs tied to their outputs. One statement for
+  // the whole chain: ptxas sees the same instructions, LLVM a quarter of the 128-value structs of
+  // four statements (K = 64)
   std::string acc_list = "{";
   for (std::size_t i = 0; i < h; ++i) acc_list += (i ? ", $" : "$") + std::to_string(i);
   acc_list += "}";
   std::vector<llvm::Value*> extra;
-  std::string cons;
-  for (std::size_t k = 0; k < ns; ++k) {
-    // scale-d = 1 (accumulate), A and B unscaled, A K-major (0), B N-major (1) or K-major (0)
-    text += "\twgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + t + "." + t + " " + acc_list + ", $" +
-            std::to_string(h + 2 * k) + ", $" + std::to_string(h + 2 * k + 1) + ", p, 1, 1, 0, " + (b_kmajor ? "0" : "1") + ";\n";
-    extra.push_back(steps[k].first);
-    extra.push_back(steps[k].second);
-    cons += std::string(k ? "," : "") + "l,l";
+  std::string cons, body;
+  std::size_t next = h;
+  for (const WgmmaStep& st : steps) {
+    if (st.a.size() != 1 && st.a.size() != 4) throw tile::error("nvptx: a wgmma step's A is a descriptor or four registers");
+    const bool regs = st.a.size() == 4;
+    std::string a;
+    for (std::size_t i = 0; i < st.a.size(); ++i) {
+      a += (i ? ", $" : "$") + std::to_string(next++);
+      extra.push_back(st.a[i]);
+      cons += std::string(cons.empty() ? "" : ",") + (regs ? "r" : "l");
+    }
+    if (regs) a = "{" + a + "}";
+    const std::string b = "$" + std::to_string(next++);
+    extra.push_back(st.b);
+    cons += ",l";
+    // scale-d = 1 (accumulate), A and B unscaled; A from shared memory K-major (0); B N-major
+    // (1) or K-major (0)
+    body += "\twgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + t + "." + t + " " + acc_list + ", " + a + ", " +
+            b + ", p, 1, 1, " + (regs ? "" : "0, ") + (b_kmajor ? "0" : "1") + ";\n";
   }
+  std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $" + std::to_string(next) + ", 0;\n" + body;
   if (commit_wait >= 0)
     text += "\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned " + std::to_string(commit_wait) + ";\n";
   text += "}";

@@ -3,7 +3,8 @@
 // fragments read with ldmatrix (16-bit operands, swizzled buffers) or word by word (tf32 and
 // 8-bit operands, padded buffers), the next k step's fragments read before this step's mma
 // (Triton's operand prefetch); a dot on a warpgroup's (sm_90a) as wgmma.mma_async m64nNk16
-// steps on shared-memory descriptors of the swizzled buffers (128/64/32-byte swizzle modes),
+// steps on shared-memory descriptors of the swizzled buffers (128/64/32-byte swizzle modes; A
+// also from registers, the accumulator layout over [M, K] packed in f16/bf16 pairs),
 // each 64-row block's k steps chained in one asm statement, left in flight `pending` groups deep.
 // The accumulator is mma_v2's layout (nvptx_mma_layouts.hpp) for both.
 #pragma once
@@ -17,7 +18,8 @@ class NvptxMma final : public codegen::gpu::MmaEngine {
  public:
   explicit NvptxMma(const arch& a) : arch_(a) {}
   codegen::gpu::DV dot(codegen::gpu::GpuLowering& G, const ir::Op& op, llvm::Value* a_at, llvm::Value* b_at, std::int64_t lda,
-                       std::int64_t ldb, const codegen::gpu::DV& acc, int pending) const override;
+                       std::int64_t ldb, const codegen::gpu::DV& acc, int pending,
+                       const codegen::gpu::DV* a_regs = nullptr) const override;
   void make_visible(codegen::gpu::GpuLowering& G, layout::mma_engine e) const override;
   std::vector<llvm::Value*> wait(codegen::gpu::GpuLowering& G, int pending, const std::vector<llvm::Value*>& acc) const override;
 
@@ -30,9 +32,10 @@ class NvptxMma final : public codegen::gpu::MmaEngine {
   codegen::gpu::DV mma_from_shared(codegen::gpu::GpuLowering& G, const ir::Op& op, std::array<int, 2> warps, llvm::Value* a_base,
                                    llvm::Value* b_base, std::int64_t lda, std::int64_t ldb, const codegen::gpu::DV& acc) const;
   /// The dot `op` (A [M][K] and B [K][N] swizzled tiles at absolute byte offsets a_base and
-  /// b_base) as wgmma m64nNk16 steps of each warpgroup; its result in the accumulator layout.
+  /// b_base; or A in registers, `a_regs`, in the accumulator layout over [M, K]) as wgmma
+  /// m64nNk16 steps of each warpgroup; its result in the accumulator layout.
   codegen::gpu::DV wgmma_from_shared(codegen::gpu::GpuLowering& G, const ir::Op& op, llvm::Value* a_base, llvm::Value* b_base,
-                                     const codegen::gpu::DV& acc, int pending) const;
+                                     const codegen::gpu::DV& acc, int pending, const codegen::gpu::DV* a_regs) const;
   /// One 16 x 8 x K step of a warp (mma.sync, row-major A, column-major B), K by `in`: 16 for
   /// f16/bf16, 8 for f32 (as tf32), 32 for i8/u8; `a` four i32 registers, `b` two, `c` four
   /// accumulators (f32, or i32 for integers). Returns D's four.
@@ -42,11 +45,16 @@ class NvptxMma final : public codegen::gpu::MmaEngine {
   /// gives the address of row i % 8 of matrix i / 8; each lane receives one i32 per matrix.
   std::vector<llvm::Value*> ldmatrix(codegen::Lowering& L, llvm::Value* shared_row_ptr, int count, bool trans) const;
   void wgmma_fence(codegen::Lowering& L) const;
-  /// D += A B for each (A, B) descriptor pair of `steps` (one asm statement), m64 n `n` k16; with
+  /// One k16 step of wgmma: A's descriptor (one i64) or its four registers of 16-bit pairs, and
+  /// B's descriptor.
+  struct WgmmaStep {
+    std::vector<llvm::Value*> a;
+    llvm::Value* b = nullptr;
+  };
+  /// D += A B for each step of `steps` (one asm statement), m64 n `n` k16; with
   /// `commit_wait` >= 0 the statement then commits and waits until that many groups are left.
   /// `b_kmajor`: B's descriptors name a K-major tile (stored [N][K]), else an N-major one.
-  std::vector<llvm::Value*> wgmma(codegen::Lowering& L, tile::dtype in, int n,
-                                  const std::vector<std::pair<llvm::Value*, llvm::Value*>>& steps,
+  std::vector<llvm::Value*> wgmma(codegen::Lowering& L, tile::dtype in, int n, const std::vector<WgmmaStep>& steps,
                                   const std::vector<llvm::Value*>& acc, int commit_wait, bool b_kmajor = false) const;
   void wgmma_commit(codegen::Lowering& L) const;
   std::vector<llvm::Value*> wgmma_wait(codegen::Lowering& L, int pending, const std::vector<llvm::Value*>& acc) const;

@@ -75,13 +75,24 @@ ir::smem NvptxMmaForms::operand_arrangement(const ir::Op& dot, unsigned k) const
   const ir::Value* x = dot.operand(k);
   if (x->type.is_buffer() && x->def && x->def->kind == ir::OpKind::local_alloc && !x->def->operands.empty())
     x = x->def->operand(0);  // (staged already: the tile it stored)
-  if (size_of(x->type.elem) == 2 && k == 1 && layout::engine_of(dot) == mma_engine::warpgroup && x->type.layout &&
-      x->type.shape.at(0) >= 16) {
+  const bool kmajor_b = size_of(x->type.elem) == 2 && k == 1 && layout::engine_of(dot) == mma_engine::warpgroup && x->type.shape.at(0) >= 16;
+  // a ring's buffer (a pipelined loop's) keeps the arrangement of the staging it replaced
+  if (kmajor_b && x->type.is_buffer() && x->type.mem == ir::smem::swizzled_transposed) return ir::smem::swizzled_transposed;
+  if (kmajor_b && x->type.layout) {
     const auto [run, axis] = layout::register_run(*x->type.layout);
     if (axis == 0 && run >= 2) return ir::smem::swizzled_transposed;
   }
   if (size_of(x->type.elem) == 2) return ir::smem::swizzled;
   return k == 0 ? ir::smem::padded : ir::smem::padded_transposed;
+}
+
+std::optional<layout::LinearLayout> NvptxMmaForms::register_operand(const ir::Op& dot, unsigned k, int num_warps) const {
+  // wgmma's A fragment, per warp of the warpgroup (16 rows each), is mma.sync's m16n8k16 A:
+  // registers a0..a7 at (r, c..c+1), (r+8, c..), (r, c+8..), (r+8, c+8..) — the accumulator's
+  // two n8 blocks of a k16 step, so a product's f32 accumulator, cast, is this layout as it is
+  if (k != 0 || layout::engine_of(dot) != mma_engine::warpgroup || size_of(dot.operand(0)->type.elem) != 2) return std::nullopt;
+  const auto& s = dot.operand(0)->type.shape;
+  return mma_v2(s.at(0), s.at(1), layout::mma_warps_of(dot), num_warps);
 }
 
 const NvptxMmaForms* mma_forms(int sm, bool accel) {

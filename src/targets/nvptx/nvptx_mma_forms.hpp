@@ -6,7 +6,8 @@
 //               tiles, or (tf32, 8-bit) from A row-major and B transposed, rows padded by 16 bytes
 //   warpgroup   wgmma.mma_async m64nNk16 (sm_90a): f16/bf16 into f32 with 4 or 8 warps, every
 //               warp along M (M a multiple of 16 · warps), 16 <= N <= 256, K a multiple of 16; A
-//               and B read by the engine itself from swizzled tiles (shared-memory descriptors)
+//               and B read by the engine itself from swizzled tiles (shared-memory descriptors),
+//               or A from registers in the accumulator layout over [M, K]
 // The accumulator is mma_v2's (nvptx_mma_layouts.hpp) for the dot's warps in both (a warpgroup's m64 rows are
 // four warps' m16 fragments).
 #pragma once
@@ -23,6 +24,9 @@ class NvptxMmaForms final : public layout::MmaTarget {
   std::string check(const ir::Op& dot, int num_warps) const override;
   layout::LinearLayout accumulator(const ir::Op& dot, int num_warps) const override;
   ir::smem operand_arrangement(const ir::Op& dot, unsigned k) const override;
+  /// A warpgroup dot's A (16-bit): wgmma's register form, whose fragment is the accumulator
+  /// layout over [M, K] (each k16 step four registers of f16/bf16 pairs).
+  std::optional<layout::LinearLayout> register_operand(const ir::Op& dot, unsigned k, int num_warps) const override;
 
   /// The operand elements one 32-bit register of mma.sync holds for `dot`'s types
   /// (mma_v2_operand's kwidth, nvptx_mma_layouts.hpp): 2 for f16/bf16 into f32, 1 for f32 at tf32 precision into
