@@ -561,8 +561,10 @@ class Verifier {
           ints(op, 1);
           if (!out(op).is_buffer()) fail(op, "local_alloc gives a shared-memory buffer", out(op).str());
           if (out(op).mem == smem::barriers ? out(op).shape.size() != 1 || out(op).elem != dtype::i64
-                                            : out(op).shape.size() != 3 || out(op).mem != smem::swizzled)
-            fail(op, "an empty buffer is a swizzled ring [buffers, rows, cols] or copy barriers i64[buffers]", out(op).str());
+                                            : out(op).shape.size() != 3 ||
+                                                  (out(op).mem != smem::swizzled && out(op).mem != smem::swizzled_transposed))
+            fail(op, "an empty buffer is a swizzled ring [buffers, rows, cols] (or a transposed one) or copy barriers i64[buffers]",
+                 out(op).str());
           break;
         }
         counts(op, 1, 1);
@@ -575,7 +577,8 @@ class Verifier {
       case OpKind::buffer_index:
         counts(op, 2, 1);
         scalar_of(op, 1, dtype::u32, "the slot");
-        if (in(op, 0).mem != smem::swizzled || in(op, 0).shape.size() != 3 || out(op).mem != in(op, 0).mem ||
+        if ((in(op, 0).mem != smem::swizzled && in(op, 0).mem != smem::swizzled_transposed) || in(op, 0).shape.size() != 3 ||
+            out(op).mem != in(op, 0).mem ||
             out(op).elem != in(op, 0).elem || out(op).shape != std::vector<std::int64_t>(in(op, 0).shape.begin() + 1, in(op, 0).shape.end()))
           fail(op, "buffer_index takes a ring [buffers, rows, cols] to one of its buffers [rows, cols]", type_list({&in(op, 0), &out(op)}));
         break;
@@ -597,8 +600,10 @@ class Verifier {
         flag(op, 1, "has_mask");
         if (op.operands.size() != 3 + static_cast<std::size_t>(op.attrs.ints[1])) fail(op, "has_mask disagrees with the operands");
         const Type& p = in(op, 1);
-        if (!p.ptr || p.shape.size() != 2 || in(op, 0).mem != smem::swizzled || in(op, 0).shape != p.shape || in(op, 0).elem != p.elem)
-          fail(op, "async_copy copies a 2-D tile of pointers into a swizzled buffer of its shape and type", type_list({&in(op, 0), &p}));
+        const bool swizzled = in(op, 0).mem == smem::swizzled || in(op, 0).mem == smem::swizzled_transposed;
+        if (!p.ptr || p.shape.size() != 2 || !swizzled || in(op, 0).shape != p.shape || in(op, 0).elem != p.elem)
+          fail(op, "async_copy copies a 2-D tile of pointers into a swizzled buffer (or a transposed one) of its shape and type",
+               type_list({&in(op, 0), &p}));
         scalar_of(op, 2, dtype::i1, "valid");
         if (op.attrs.ints[1] && (in(op, 3).elem != dtype::i1 || in(op, 3).shape != p.shape)) fail(op, "the mask must be i1 of the pointers' shape", in(op, 3).str());
         if (op.attrs.ints[0] < 1) fail(op, "a copy's run is at least one element");

@@ -108,6 +108,9 @@ class InsertBarriers {
     return any;
   }
   static bool makes_buffer(const ir::Op& o, int) { return o.kind == OpKind::local_alloc; }
+  static bool fenced_reader(const ir::Op& o, int) {
+    return o.kind == OpKind::dot && layout::engine_of(o) == layout::mma_engine::warpgroup;
+  }
 
   bool read_waits(const ir::Value* ptr) const { return meets(p_.global_written, reach(ptr)); }
   bool write_waits(const ir::Value* ptr) const {
@@ -219,6 +222,15 @@ class InsertBarriers {
   }
 
   void loop(ir::Op& op) {
+    // buffers written before the loop that an engine inside reads directly: fenced once, before
+    // the loop (the body fences again only what it writes itself)
+    if (p_.unfenced)
+      for (const auto& r : op.regions)
+        if (any_op(*r, fenced_reader)) {
+          insert(op, OpKind::shared_fence, {static_cast<std::int64_t>(layout::mma_engine::warpgroup)});
+          p_.unfenced = false;
+          break;
+        }
     const Pending before = p_;
     bool uses_shared = false, allocs = false;
     Reach writes, reads;

@@ -9,7 +9,8 @@
 //   shared memory  read (a later write waits: a scratch phase's stores, a local_alloc's),
 //                  a buffer written by local_alloc (a tensor-core dot reading buffers waits) and
 //                  not yet fenced for an engine that reads shared memory directly (shared_fence
-//                  {mma = warpgroup} before that dot);
+//                  {mma = warpgroup} before that dot; before a loop whose body has such a dot,
+//                  where the buffer was written before the loop: fenced once, not every iteration);
 //   global memory  the stores, atomics and loads by the kernel argument their pointers derive
 //                  from (analysis/pointer_origin.hpp): a load, atomic or copy of bytes a store
 //                  may have written waits (a copy by the copy engine after copy_fence), and so

@@ -4,6 +4,7 @@
 // lowering translates each op on its own.
 //
 //   before the loop   a ring per pipelined load: local_alloc () -> T[buffers, rows, cols] #smem<swizzled>
+//                     (or <swizzled_transposed>: the arrangement of the staging it replaces)
 //                     (tensor copies: copy barriers i64[buffers], copy_barrier_init, barrier)
 //   prologue          for s in 0 .. ahead-1: iter_ahead(lo, step, hi){s} -> (iv_s, valid_s); the
 //                     ahead slice (the loads' addresses and masks, the carried values they advance)
@@ -14,16 +15,18 @@
 //   the loop          carries the advanced values instead of the current ones, plus the slot
 //                     (u32, the buffer iteration i reads: i % buffers) and the token of the
 //                     latest group (for the copy barriers: the phase parity, i / buffers % 2)
-//     head            async_wait(token){stages-2}; shared_fence (the engine reads through another
-//                     path); barrier: buffer `slot` complete for every thread, the one refilled next
-//                     read by none.  Tensor copies: copy_barrier_wait(barriers, slot, phase)
+//     head            async_wait(token){stages-2}; barrier: buffer `slot` complete for every
+//                     thread, the one refilled next read by none.  Tensor copies: copy_barrier_wait(barriers, slot, phase)
 //     issue           the slice cloned for iter_ahead(iv, step, hi){ahead} into buffer
 //                     (slot + ahead) % buffers: at the head (warp dots: the copies fly
 //                     while the dots compute), or after the body's ops when the dots are left in
 //                     flight (their issue first) or the copies are tensor copies (after a barrier:
 //                     every warp is done with the buffer they refill)
-//     body            the original ops; each pipelined dot reads buffer_index(ring, slot), and is
-//                     left in flight (dot ints[4] = 1) where plan says so
+//     body            the original ops; each pipelined dot reads buffer_index(ring, slot) (the
+//                     operands a ring feeds; others as they were), and is
+//                     left in flight (dot ints[4] = 1) where plan says so; where the next
+//                     iteration reads such a dot's carried value other than as its accumulator,
+//                     an mma_wait{0} on it before its first use
 //   after the loop    where dots are left in flight, the loop runs inside `if lo < hi`, whose
 //                     then-branch ends with mma_wait{0} on each result such a dot makes and whose
 //                     else-branch gives the initial values (wait_in_flight says why); the drain: async_wait(token){0}
@@ -162,7 +165,7 @@ class Rewriter {
 
   ir::Type slot_type(std::size_t n) const {
     const ir::Type& r = rings_[n]->type;
-    return ir::Type(r.elem, false, {r.shape[1], r.shape[2]}, nullptr, ir::smem::swizzled);
+    return ir::Type(r.elem, false, {r.shape[1], r.shape[2]}, nullptr, r.mem);
   }
 
   /// `carried`: the copy barriers' phase parity, or the token of the latest group.
@@ -173,10 +176,10 @@ class Rewriter {
     if (pl_.tensor_copy) {
       op0(b, OpKind::copy_barrier_wait, {barriers_, slot, carried});
     } else {
+      // (no shared_fence: the copies' writes are read by a warpgroup engine after the wait and
+      // the barrier as they are, as Triton's and CUTLASS's copy-pipelined warpgroup loops read
+      // them; NVIDIA's proxy fence there is a membar in every iteration)
       op0(b, OpKind::async_wait, {carried}, {pl_.stages - 2});
-      bool warpgroup = false;
-      for (const auto& [d, idx] : pl_.dots) warpgroup |= layout::engine_of(*d) == layout::mma_engine::warpgroup;
-      if (warpgroup) op0(b, OpKind::shared_fence, {}, {static_cast<std::int64_t>(layout::mma_engine::warpgroup)});
       op0(b, OpKind::barrier, {}, {0, -1});
     }
     // the buffer the copies of iteration i + ahead fill
@@ -197,12 +200,14 @@ class Rewriter {
       ir::Builder db(&body_);
       db.set_insertion_before(dot);
       for (unsigned k = 0; k < 2; ++k)
-        dot->operands[k] = op1(db, OpKind::buffer_index, {rings_[static_cast<std::size_t>(idx[k])], slot}, slot_type(static_cast<std::size_t>(idx[k])));
-      if (pl_.async_mma) {
+        if (idx[k] >= 0)
+          dot->operands[k] = op1(db, OpKind::buffer_index, {rings_[static_cast<std::size_t>(idx[k])], slot}, slot_type(static_cast<std::size_t>(idx[k])));
+      if (pl_.in_flight.count(d)) {
         dot->attrs.ints.resize(5, 0);
         dot->attrs.ints[4] = 1;
       }
     }
+    for (const ir::Op* d : pl_.wait_at_use) wait_before_first_use(*d);
     b.set_insertion_before(yield);
     if (pl_.tensor_copy) op0(b, OpKind::barrier, {}, {0, -1});
     if (late) group = issue(b, body_.arg(0), ahead, ws, ahead_vals);
@@ -218,6 +223,35 @@ class Rewriter {
     for (const auto& l : pl_.loads) {
       if (l.staged) ir::erase(const_cast<ir::Op*>(l.staged));
       ir::erase(const_cast<ir::Op*>(l.load));
+    }
+  }
+
+  /// The dot `d` is left in flight into the next iteration, which reads its carried value other
+  /// than as its accumulator: an mma_wait {0} on that value before the body's first op to read
+  /// it (at any depth), the body reading the wait's result instead.
+  void wait_before_first_use(const ir::Op& d) {
+    const ir::Op* yield = body_.terminator();
+    unsigned slot = 0;
+    while (yield->operand(slot) != d.result()) ++slot;
+    ir::Value* arg = body_.arg(slot + 1);
+    auto uses = [&](ir::Op& o) {
+      bool u = false;
+      for (const ir::Value* v : o.operands) u |= v == arg;
+      for (auto& r : o.regions)
+        ir::walk(*r, [&](const ir::Op& x) {
+          for (const ir::Value* v : x.operands) u |= v == arg;
+        });
+      return u;
+    };
+    for (auto& o : body_.ops) {
+      if (!uses(*o)) continue;
+      ir::Builder b(&body_);
+      b.set_insertion_before(o.get());
+      ir::Value* done = b.create(OpKind::mma_wait, {arg}, {arg->type}, ir::Attrs{{0}, 0.0, {}}, loc_)->result();
+      ir::Op* wait = done->def;
+      ir::replace_all_uses(body_, arg, done);
+      wait->operands[0] = arg;  // (the wait itself reads the value in flight)
+      return;
     }
   }
 
@@ -263,7 +297,7 @@ class Rewriter {
     std::vector<ir::Value*> out;
     for (std::size_t k = 0; k < nc; ++k) {
       ir::Value* r = loop_.result(static_cast<unsigned>(k));
-      if (pl_.dots.count(yield->operand(static_cast<unsigned>(k))->def))
+      if (pl_.in_flight.count(yield->operand(static_cast<unsigned>(k))->def))
         r = tb.create(OpKind::mma_wait, {r}, {r->type}, ir::Attrs{{0}, 0.0, {}}, loc_)->result();
       out.push_back(r);
     }

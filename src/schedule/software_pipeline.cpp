@@ -68,6 +68,13 @@ bool is_zero(const ir::Value* v) {
   return false;
 }
 
+/// Whether `v` is made inside `body` (by one of its ops, at any depth, or as an argument).
+bool made_inside(const ir::Value& v, const ir::Block& body) {
+  const ir::Block* b = v.def ? v.def->parent : v.owner;
+  while (b && b != &body) b = b->parent ? b->parent->parent : nullptr;
+  return b == &body;
+}
+
 using Users = std::unordered_map<const ir::Value*, std::vector<const ir::Op*>>;
 
 Users users_of(const ir::Function& f) {
@@ -99,18 +106,23 @@ struct Planner {
   int num_stages;
   std::uint64_t smem_limit;
   const CopyTarget& copies;
+  /// What every staging buffer (local_alloc) of the kernel takes: the rings get what they leave
+  /// (counted as if all lived at once; the loads a loop pipelines give theirs back to it).
+  std::uint64_t staging_bytes;
 
-  /// Elements per copy for `load` (runs along the last axis, at most the target's largest copy,
-  /// at least its smallest); 0 when the tile's rows are not copied in such runs.
-  int copy_run(const ir::Op& load, std::int64_t es) const {
+  /// Elements per copy for `load` (runs along the stored rows: the tile's last axis, or its
+  /// first for a transposed buffer; at most the target's largest copy, at least its smallest);
+  /// 0 when the tile is not copied in such runs.
+  int copy_run(const ir::Op& load, std::int64_t es, ir::smem arrangement) const {
     const ir::Value* r = load.result();
     if (r->type.shape.size() != 2 || !r->type.layout) return 0;
+    const auto along = static_cast<std::size_t>(arrangement == ir::smem::swizzled_transposed ? 0 : 1);
     auto [w, ax] = layout::register_run(*r->type.layout);
-    if (ax != 1) return 0;
+    if (ax != static_cast<int>(along)) return 0;
     const auto& pi = axis.at(load.operand(0));
-    std::int64_t limit =
-        std::min<std::int64_t>({w, pi.contiguity[1], std::max<std::int64_t>(1, pi.divisibility[1] / es), copies.max_copy_bytes() / es});
-    if (load.attrs.ints.at(0) != 0) limit = std::min(limit, axis.at(load.operand(1)).constancy[1]);
+    std::int64_t limit = std::min<std::int64_t>(
+        {w, pi.contiguity[along], std::max<std::int64_t>(1, pi.divisibility[along] / es), copies.max_copy_bytes() / es});
+    if (load.attrs.ints.at(0) != 0) limit = std::min(limit, axis.at(load.operand(1)).constancy[along]);
     int v = 1;
     while (v * 2 <= limit) v *= 2;
     return v * es >= copies.min_copy_bytes() ? v : 0;
@@ -149,28 +161,36 @@ struct Planner {
     PipelinedLoop pl;
     for (const auto& o : body.ops) {
       if (o->kind != OpKind::dot || layout::engine_of(*o) == layout::mma_engine::none) continue;
-      const ir::Op* la = load_behind(o->operand(0), *o);
-      const ir::Op* lb = load_behind(o->operand(1), *o);
-      if (!ring_load(la, body) || !ring_load(lb, body) || la == lb) continue;
-      std::array<int, 2> idx{};
+      // the operands the ring feeds: each a load of the body nothing else reads (the other, if
+      // any, is read where it is: a tile staged before the loop, or one the body computes)
+      const std::array<const ir::Op*, 2> ld{load_behind(o->operand(0), *o), load_behind(o->operand(1), *o)};
+      std::array<bool, 2> ring{ring_load(ld[0], body), ring_load(ld[1], body)};
+      if (ring[0] && ring[1] && ld[0] == ld[1]) continue;
+      if (!ring[0] && !ring[1]) continue;
+      std::array<int, 2> idx{-1, -1};
       for (int k = 0; k < 2; ++k) {
-        const ir::Op* l = k == 0 ? la : lb;
+        if (!ring[static_cast<std::size_t>(k)]) continue;
+        const ir::Op* l = ld[static_cast<std::size_t>(k)];
         const ir::Type& t = l->result()->type;
         PipelinedLoad pld;
         pld.load = l;
         const ir::Op* staged = o->operand(static_cast<unsigned>(k))->def;
         if (staged->kind == OpKind::local_alloc) pld.staged = staged;
-        // the rings hold swizzled tiles: what the engine reads where the staging is swizzled
-        if (!pld.staged || pld.staged->result()->type.mem != ir::smem::swizzled) return std::nullopt;
+        // the rings hold swizzled tiles (or transposed ones, a K-major B): what the engine
+        // reads where the staging is so arranged
+        if (!pld.staged) return std::nullopt;
+        pld.arrangement = pld.staged->result()->type.mem;
+        if (pld.arrangement != ir::smem::swizzled && pld.arrangement != ir::smem::swizzled_transposed) return std::nullopt;
         pld.elem = t.elem;
         pld.elem_bytes = static_cast<std::int64_t>(size_of(t.elem));
         pld.rows = t.shape[0];
         pld.cols = t.shape[1];
         if (l->kind == OpKind::desc_load) {
+          if (pld.arrangement != ir::smem::swizzled) return std::nullopt;  // (boxes of rows)
           pld.tensor_copy = true;
           pld.box_cols = copies.box_cols(pld.cols, pld.elem_bytes);
         } else {
-          pld.run = copy_run(*l, pld.elem_bytes);
+          pld.run = copy_run(*l, pld.elem_bytes, pld.arrangement);
           if (pld.run == 0) return std::nullopt;
         }
         idx[static_cast<std::size_t>(k)] = static_cast<int>(pl.loads.size());
@@ -184,10 +204,8 @@ struct Planner {
     for (const auto& l : pl.loads)
       if (l.tensor_copy != pl.tensor_copy) return std::nullopt;
     if (pl.tensor_copy)
-      for (const auto& [d, idx] : pl.dots) {
-        (void)idx;
-        if (layout::engine_of(*d) != layout::mma_engine::warpgroup) return std::nullopt;
-      }
+      for (const auto& [d, idx] : pl.dots)
+        if (layout::engine_of(*d) != layout::mma_engine::warpgroup || idx[0] < 0 || idx[1] < 0) return std::nullopt;
 
     // the ahead slice: the loads' operands, back through the body to its arguments
     const ir::Op* yield = body.terminator();
@@ -248,29 +266,46 @@ struct Planner {
                       (arg_index(body, y) < 0 && (!y->def || y->def->parent != &body));
       if (!ok) return std::nullopt;
     }
-    // warpgroup dots left in flight across iterations: every dot a warpgroup dot whose result only feeds the
-    // loop-carried accumulator it reads
-    pl.async_mma = true;
+    // warpgroup dots left in flight across iterations: a warpgroup dot whose result only feeds a
+    // carried value, whose operands not from a ring were made before the loop or are registers
+    // (a buffer the body fills could be refilled while the dot still reads it), and whose carried
+    // value the next iteration reads either only as this dot's accumulator (chained on the
+    // engine: no wait) or not at all through this dot (a wait before its first use)
     for (const auto& [d, idx] : pl.dots) {
-      (void)idx;
       bool ok = layout::engine_of(*d) == layout::mma_engine::warpgroup;
+      for (unsigned k = 0; k < 2; ++k)
+        if (idx[k] < 0) ok = ok && (!made_inside(*d->operand(k), body) || !d->operand(k)->type.is_buffer());
       auto u = users.find(d->result());
       ok = ok && u != users.end() && u->second.size() == 1 && u->second[0] == yield;
-      if (ok) {  // the accumulator: a carried value the dot alone reads, fed back by it alone
-        const int a = arg_index(body, d->operand(2));
-        ok = a >= 1 && yield->operand(static_cast<unsigned>(a - 1)) == d->result();
-        auto au = users.find(d->operand(2));
-        ok = ok && au != users.end() && au->second.size() == 1 && au->second[0] == d;
+      int slot = -1;
+      for (std::size_t k = 0; ok && k < yield->operands.size(); ++k)
+        if (yield->operand(static_cast<unsigned>(k)) == d->result()) slot = slot < 0 ? static_cast<int>(k) : -2;
+      ok = ok && slot >= 0 && !pl.ahead_arg[static_cast<std::size_t>(slot)];
+      if (!ok) continue;
+      const ir::Value* arg = body.arg(static_cast<unsigned>(slot + 1));
+      auto au = users.find(arg);
+      const bool only_dot = au != users.end() && au->second.size() == 1 && au->second[0] == d && d->operand(2) == arg;
+      bool through_dot = false;
+      if (au != users.end())
+        for (const ir::Op* x : au->second) through_dot |= x == d;
+      if (only_dot) {
+        pl.in_flight.insert(d);
+      } else if (!through_dot) {
+        pl.in_flight.insert(d);
+        pl.wait_at_use.insert(d);
       }
-      pl.async_mma = pl.async_mma && ok;
     }
+    pl.async_mma = !pl.in_flight.empty();
+    std::uint64_t others = staging_bytes;
+    for (const auto& l : pl.loads) others -= shared_bytes(l.staged->result()->type);
+    const std::uint64_t budget = smem_limit > others ? smem_limit - others : 0;
     pl.stages = std::max(2, num_stages);
     auto ring = [&] {  // (the rings' bytes for this many stages)
       pl.buffers = pl.stages + (pl.async_mma ? 1 : 0);
       return pl.ring_bytes();
     };
-    while (pl.stages > 2 && ring() > smem_limit) --pl.stages;
-    if (ring() > smem_limit) return std::nullopt;
+    while (pl.stages > 2 && ring() > budget) --pl.stages;
+    if (ring() > budget) return std::nullopt;
     pl.buffers = pl.stages + (pl.async_mma ? 1 : 0);
     return pl;
   }
@@ -279,7 +314,7 @@ struct Planner {
 }  // namespace
 
 ir::Type PipelinedLoop::ring_type(const PipelinedLoad& l) const {
-  return ir::Type(l.elem, false, {buffers, l.rows, l.cols}, nullptr, ir::smem::swizzled);
+  return ir::Type(l.elem, false, {buffers, l.rows, l.cols}, nullptr, l.arrangement);
 }
 
 std::uint64_t PipelinedLoop::ring_bytes() const {
@@ -295,7 +330,11 @@ PipelinePlan plan_pipelines(const ir::Function& f, const analysis::AxisAnalysis&
   ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) { any_mma |= layout::engine_of(o) != layout::mma_engine::none; });
   if (num_stages < 2 || !any_mma) return p;
   const Users users = users_of(f);
-  Planner pl{axis, users, num_stages, smem_limit, copies};
+  std::uint64_t staging = 0;
+  ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
+    if (o.kind == OpKind::local_alloc) staging += shared_bytes(o.result()->type);
+  });
+  Planner pl{axis, users, num_stages, smem_limit, copies, staging};
   ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
     if (o.kind != OpKind::for_) return;
     if (auto l = pl.loop(o)) {

@@ -5,16 +5,19 @@
 // reads buffer i % stages while the copies of the iterations after it are in flight.
 //
 // A loop qualifies when, in its body (top level):
-//   - a dot select_mma put on tensor cores (layout/mma_engine.hpp) takes both operands, 16-bit (f16
-//     or bf16), straight from loads of the body that nothing else uses (through the local_allocs
-//     that stage them, which the ring replaces): no `other` but zero, not
-//     volatile, rows of the tile contiguous in memory in runs of at least 4 bytes (the copy size)
-//     with the mask constant over each run;
+//   - a dot select_mma put on tensor cores (layout/mma_engine.hpp) takes an operand (or both),
+//     16-bit (f16 or bf16), straight from a load of the body that nothing else uses (through the
+//     local_alloc that stages it, swizzled or swizzled_transposed, which the ring replaces): no
+//     `other` but zero, not volatile, the stored rows (the tile's rows; transposed: its
+//     columns) contiguous in memory in runs of at least 4 bytes (the copy size) with the mask
+//     constant over each run. The other operand is read where it is: a tile staged before the
+//     loop (attention's Q) or one the body computes (its P);
 //   - the loads' pointers, masks and the loop-carried values they depend on (`a_ptrs += …`) are
 //     computed by pure, non-failing ops of the body (the "ahead" slice); the carried values it
 //     advances are used by nothing else and not after the loop (they run ahead of the loop);
 //   - nothing in the body writes global memory (a copy issued early must not pass a store);
-//   - the ring fits the target's shared memory (fewer stages are tried down to 2).
+//   - the rings fit the target's shared memory beside the kernel's other staging buffers (fewer
+//     stages are tried down to 2).
 // On sm_90a, a loop whose warpgroup dots read descriptor loads (tl::tensor_descriptor, `desc_load`)
 // fills the ring with the Tensor Memory Accelerator instead: one thread issues one
 // tensor copy per 128-byte-wide box of each tile, completing on the buffer's copy barrier
@@ -46,6 +49,9 @@ struct PipelinedLoad {
   dtype elem = dtype::f16;
   std::int64_t rows = 0, cols = 0, elem_bytes = 0;
   int run = 0;
+  /// The ring's arrangement: its staging buffer's (swizzled, or swizzled_transposed for a B
+  /// the engine reads K-major: copies then run along the tile's rows).
+  ir::smem arrangement = ir::smem::swizzled;
   /// A descriptor load copied by tensor copies: the kernel's hidden tensor map `tensor_map_param`, boxes of
   /// rows x box_cols elements (box_cols · elem_bytes = the swizzle span, at most 128 bytes),
   /// cols / box_cols of them side by side (each a column block of the swizzled tile).
@@ -60,10 +66,14 @@ struct PipelinedLoad {
 struct PipelinedLoop {
   int stages = 0;                 // copies run stages - 1 iterations ahead
   int buffers = 0;                // each ring's: stages, one more when warpgroup dots run asynchronously
-  /// The dots run as warpgroup dots whose only use is the loop-carried accumulator: iteration i's
-  /// is left running while iteration i + 1 starts (the engine waits for all but one), so the ring has one
-  /// more buffer for the tiles it still reads.
-  bool async_mma = false;
+  /// Warpgroup dots whose only use is a loop-carried value: iteration i's is left running while
+  /// iteration i + 1 starts (the engine waits for all but one group), so the rings have one more
+  /// buffer for the tiles it still reads. Where the next iteration reads that value other than
+  /// as the same dot's accumulator (attention's `acc * alpha`), an mma_wait comes before its
+  /// first use (`wait_at_use`); the dots in between (the next QKᵀ) run behind it on the engine.
+  std::unordered_set<const ir::Op*> in_flight;
+  std::unordered_set<const ir::Op*> wait_at_use;
+  bool async_mma = false;  // (some dot is left in flight)
   /// The rings are filled by tensor copies (every load is a descriptor load): one copy barrier per
   /// buffer.
   bool tensor_copy = false;
@@ -72,7 +82,8 @@ struct PipelinedLoop {
   /// may still read (buffers - 1), or all of them.
   int distance() const { return tensor_copy ? buffers - (async_mma ? 1 : 0) : stages - 1; }
   std::vector<PipelinedLoad> loads;
-  /// The dots fed from the ring: their (A, B) loads' indices into `loads`.
+  /// The dots fed from the rings: their (A, B) loads' indices into `loads`, -1 for an operand
+  /// read where it is (a tile staged before the loop, or one the body computes and stages).
   std::unordered_map<const ir::Op*, std::array<int, 2>> dots;
   /// Ops of the body computed for iteration i + stages - 1 (the loads' addresses and masks, the
   /// carried values they advance): pipeline_loops clones them for each iteration it copies.

@@ -4,7 +4,8 @@
 //   buffer_index         the ring's offset + slot · slot_bytes (a buffer's one register: its offset)
 //   iter_ahead           iv + k·step and whether it is < hi, in 64 bits (an overflow: no iteration)
 //   async_copy           per run of `run` registers of the pointer tile: one copy of the run's
-//                        bytes into the swizzled buffer, zero-filled where !valid or masked off;
+//                        bytes into the swizzled buffer (a transposed one: runs along the tile's
+//                        rows), zero-filled where !valid or masked off;
 //                        replicated threads do not copy
 //   async_commit / wait  the engine's groups (tokens order them in the IR; they have no registers)
 //   tensor_copy          where valid, the CTA's first thread: one box copy per box-wide column
@@ -71,9 +72,12 @@ void GpuLowering::lower_async(const ir::Op& op) {
       if (op.attrs.ints[1] != 0) mask = operand(op, 3);
       llvm::Value* base = buffer_at(op.operand(0));
       llvm::Value* writer = is_writer(ptr.layout);
+      // a run along the stored rows: the tile's (transposed: the transpose's, [cols][rows])
+      const bool transposed = op.operand(0)->type.mem == ir::smem::swizzled_transposed;
       for (std::size_t r0 = 0; r0 < ptr.regs.size(); r0 += static_cast<std::size_t>(run)) {
         const int r = static_cast<int>(r0);
-        llvm::Value* off = B.CreateAdd(base, swizzled_offset(rows, cols, es, coord(ptr.layout, r, 0), coord(ptr.layout, r, 1)));
+        llvm::Value* i = coord(ptr.layout, r, 0), *j = coord(ptr.layout, r, 1);
+        llvm::Value* off = B.CreateAdd(base, transposed ? swizzled_offset(cols, rows, es, j, i) : swizzled_offset(rows, cols, es, i, j));
         llvm::Value* ok = mask ? B.CreateAnd(valid, mask->regs[r0]) : valid;
         copies().copy(S, smem_abs(off), ptr.regs[r0], static_cast<int>(run * es), ok, writer);
       }
