@@ -186,7 +186,7 @@ std::vector<llvm::Value*> Lowering::fast_or_slow(llvm::Value* ok, const std::fun
 bool Lowering::has_batch_form(const ir::Op& op) {
   const ir::Type& at = op.operand(0)->type;
   const bool approx = !op.attrs.ints.empty() && op.attrs.ints[0] == 1;  // tl::fast_exp, tl::fast_div
-  return (op.kind == OpKind::exp || op.kind == OpKind::div) && !at.ptr && is_float(at.elem) && !approx;
+  return (op.kind == OpKind::exp || op.kind == OpKind::exp2 || op.kind == OpKind::div) && !at.ptr && is_float(at.elem) && !approx;
 }
 
 std::vector<llvm::Value*> Lowering::batch_op(const ir::Op& op, const std::vector<std::vector<llvm::Value*>>& in) {

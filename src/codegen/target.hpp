@@ -78,7 +78,7 @@ class TargetHooks {
   virtual llvm::Value* approx_fn(Lowering&, int /*ir::OpKind*/, llvm::Value* /*x*/, llvm::Value* /*y*/) const {
     return nullptr;
   }
-  /// exp (y empty) or IEEE division x[i] / y[i] of compute-type floats over many elements at once
+  /// exp or exp2 (y empty) or IEEE division x[i] / y[i] of compute-type floats over many elements at once
   /// (a thread's registers of one op): the target's batch form, or empty to lower each element
   /// on its own. The result must equal the per-element one bit for bit. NVPTX: a fast path for
   /// the whole batch behind one range check, with the per-element form as its fallback.

@@ -178,9 +178,37 @@ std::vector<llvm::Value*> NvptxTarget::batch_fn(codegen::Lowering& L, int kind, 
       }
       return out;
     }
+    case OpKind::exp2: {
+      std::vector<llvm::Value*> out;
+      for (std::size_t i = 0; i < x.size(); i += 32) {
+        const std::vector<llvm::Value*> part = batch_exp2(L, x.subspan(i, std::min<std::size_t>(32, x.size() - i)));
+        out.insert(out.end(), part.begin(), part.end());
+      }
+      return out;
+    }
     case OpKind::div: return batch_div(L, x, y);
     default: return {};
   }
+}
+
+std::vector<llvm::Value*> NvptxTarget::batch_exp2(codegen::Lowering& L, std::span<llvm::Value* const> x) const {
+  // math_fn's ex2.approx.f32 is, in SASS, MUFU.EX2 behind a compare and two predicated scalings
+  // (denormal results, x < -126); where x >= -126 for the whole batch (attention's
+  // exp2(s - max) nearly always) ex2.approx.ftz.f32 alone gives the same bits: one instruction
+  // an element and a minimum, instead of four. A NaN x passes (minnum skips it) and gives NaN.
+  auto& b = *L.b;
+  llvm::Value* least = nullptr;
+  for (llvm::Value* v : x) least = least ? b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, least, v) : v;
+  llvm::Value* ok = b.CreateFCmpOGE(least, llvm::ConstantFP::get(b.getFloatTy(), -126.0));
+  return L.fast_or_slow(ok, [&] {
+    std::vector<llvm::Value*> fast;
+    for (llvm::Value* v : x) fast.push_back(b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {v}));
+    return fast;
+  }, [&] {
+    std::vector<llvm::Value*> slow;
+    for (llvm::Value* v : x) slow.push_back(math_fn(L, static_cast<int>(OpKind::exp2), v));
+    return slow;
+  }, "exp2");
 }
 
 std::vector<llvm::Value*> NvptxTarget::batch_exp(codegen::Lowering& L, std::span<llvm::Value* const> x) const {

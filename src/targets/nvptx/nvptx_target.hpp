@@ -69,6 +69,7 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
 
  private:
   std::vector<llvm::Value*> batch_exp(codegen::Lowering& L, std::span<llvm::Value* const> x) const;
+  std::vector<llvm::Value*> batch_exp2(codegen::Lowering& L, std::span<llvm::Value* const> x) const;
   std::vector<llvm::Value*> batch_div(codegen::Lowering& L, std::span<llvm::Value* const> x,
                                       std::span<llvm::Value* const> y) const;
   arch arch_;
