@@ -136,11 +136,12 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
     loaded code;
   };
   std::shared_ptr<const ptx_kernel> first_k = compile_ptx(*fn, a);
+  std::optional<targets::nvptx::lowering_options> lean_options;
   build best = pick_variant(
       build{first_k, assemble_and_load(*first_k, src, drv, a)},
-      [&](const build& b) { return retry && lean_worth_trying(sm, *b.k, use_of(*b.code.mod)); },
+      [&](const build& b) { return retry && (lean_options = lean_variant(sm, use_of(*b.code.mod))).has_value(); },
       [&]() -> std::optional<build> {
-        auto lean = compile_ptx(*fn, a, targets::nvptx::lowering_options::lean());
+        auto lean = compile_ptx(*fn, a, *lean_options);
         return build{lean, assemble_and_load(*lean, src, drv, a)};
       },
       [&](const build& b, const build& o) {

@@ -237,6 +237,7 @@ std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targ
   stage_timer timer;
   cache_key key = ptx_key(fn, a);
   if (options != targets::nvptx::lowering_options{}) key.options += ";expbatch" + std::to_string(options.exp_batch);
+  if (options.max_registers > 0) key.options += ";maxnreg" + std::to_string(options.max_registers);
   const std::string digest = key.digest();
   auto k = cached<ptx_kernel>(
       key, "ptx", cache_policy::from_env(), [&] { return lower(fn, a, options, digest, dumping, timer); },
@@ -251,18 +252,20 @@ std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targ
   return k;
 }
 
-bool lean_worth_trying(const sm_limits& sm, const ptx_kernel& k, const block_use& first) {
-  if (k.widest_exp_batch <= targets::nvptx::lowering_options::lean().exp_batch || !registers_limit(sm, first)) return false;
-  // The lean form frees a few registers (softmax of 8192 columns on 16 warps: 7, from 47 to 40).
-  // Where another block needs many more fewer, the second build would only cost its compile:
-  // softmax of 16384 columns on 16 warps takes 64 both ways, and a third block needs 40.
+std::optional<targets::nvptx::lowering_options> lean_variant(const sm_limits& sm, const block_use& first) {
+  if (!registers_limit(sm, first)) return std::nullopt;
+  // The lean form frees a few registers (softmax of 8192 columns on 16 warps: 7, from 47 to 40)
+  // and caps them where another block needs them (attention at D = 64, 128 x 64 on 8 warps: 134,
+  // and 128 for a second block). Where another block needs many more fewer, the second build
+  // would only cost its compile (or spill): softmax of 16384 columns on 16 warps takes 64 both
+  // ways, and a third block needs 40.
   constexpr int kReach = 16;
-  return first.registers - registers_for(sm, first.threads, blocks_per_sm(sm, first) + 1) <= kReach;
+  const int cap = registers_for(sm, first.threads, blocks_per_sm(sm, first) + 1);
+  if (first.registers - cap > kReach) return std::nullopt;
+  return targets::nvptx::lowering_options::lean(cap);
 }
 
-std::string variant_name(const ptx_kernel& k) {
-  return k.options == targets::nvptx::lowering_options::lean() ? "lean" : "";
-}
+std::string variant_name(const ptx_kernel& k) { return k.options != targets::nvptx::lowering_options{} ? "lean" : ""; }
 
 std::string hooks_ptx(const targets::nvptx::arch& a, int num_warps,
                       const std::function<void(codegen::Lowering&, const targets::nvptx::NvptxTarget&)>& body) {

@@ -227,13 +227,15 @@ std::unique_ptr<drivers::module> compile_null(const ir::Function& fn, const targ
     b.assembled = assemble(*b.k, &b.usage);
     return b;
   };
+  std::optional<targets::nvptx::lowering_options> lean_options;
   const build chosen = pick_variant(
       make({}),
       [&](const build& b) {
-        return b.assembled && b.usage.registers >= 0 && env::enabled("TILE_OCCUPANCY_RETRY") && lean_worth_trying(sm, *b.k, use(b));
+        return b.assembled && b.usage.registers >= 0 && env::enabled("TILE_OCCUPANCY_RETRY") &&
+               (lean_options = lean_variant(sm, use(b))).has_value();
       },
       [&]() -> std::optional<build> {
-        build lean = make(targets::nvptx::lowering_options::lean());
+        build lean = make(*lean_options);
         if (!lean.assembled || lean.usage.registers < 0) return std::nullopt;
         return lean;
       },

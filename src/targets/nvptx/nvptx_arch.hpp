@@ -19,13 +19,16 @@ struct arch {
 };
 
 /// Choices of the lowering that trade speed within a thread for registers: compile_cuda
-/// compiles a kernel again with `lean()` where its registers limit the blocks an SM holds.
+/// compiles a kernel again with `lean(cap)` where its registers limit the blocks an SM holds.
 struct lowering_options {
   /// exp over a thread's registers is computed in batches of this many elements, each behind
   /// its own range check (batch_fn): ptxas interleaves a batch's temporaries, so a smaller batch
   /// takes fewer registers and a few more instructions.
   int exp_batch = 16;
-  static lowering_options lean() { return {.exp_batch = 2}; }
+  /// The kernel's `.maxnreg` (0: none): ptxas fits it in this many registers a thread, where
+  /// one more block an SM needs them (the retry keeps the build only if it spills no more).
+  int max_registers = 0;
+  static lowering_options lean(int max_registers = 0) { return {.exp_batch = 2, .max_registers = max_registers}; }
   bool operator==(const lowering_options&) const = default;
 };
 

@@ -105,6 +105,9 @@ llvm::Function* NvptxTarget::declare_kernel(llvm::Module& m, const ir::Function&
   auto* i32 = llvm::Type::getInt32Ty(ctx);
   md->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"),
                                          llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32, 1))}));
+  if (options_.max_registers > 0)  // .maxnreg: the occupancy retry's register cap
+    md->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "maxnreg"),
+                                           llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32, options_.max_registers))}));
   // .reqntid (the block is always exactly 32 · num_warps threads): ptxas and LLVM may rely on
   // the exact size (tid.x's range), as Triton's kernels declare it
   for (const char* dim : {"reqntidx", "reqntidy", "reqntidz"})
