@@ -20,6 +20,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu.hpp"
@@ -75,9 +76,15 @@ class triton_kernel {
   /// Launches grid × 1 × 1 programs with the user's arguments (Triton's hidden scratch pointers,
   /// the parameters after them, are null: _export_kernels.py checks that they are unused).
   void launch(std::uint32_t grid, std::vector<tile::drivers::kernel_arg> args) const {
+    launch(tile::grid3{grid, 1, 1}, std::move(args));
+  }
+  /// The same on a grid of grid.x × grid.y × grid.z programs (the attention kernels').
+  void launch(tile::grid3 grid, std::vector<tile::drivers::kernel_arg> args) const {
     while (static_cast<int>(args.size()) < params_) args.push_back(pointer_arg(0, 0));
     tile::drivers::launch_config cfg;
-    cfg.grid[0] = grid;
+    cfg.grid[0] = static_cast<std::uint32_t>(grid.x);
+    cfg.grid[1] = static_cast<std::uint32_t>(grid.y);
+    cfg.grid[2] = static_cast<std::uint32_t>(grid.z);
     cfg.num_warps = module_->num_warps;
     cfg.kernel = module_->kernel;
     drv_->launch(*module_, cfg, args);

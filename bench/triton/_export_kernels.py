@@ -7,14 +7,18 @@ time), runs it once against torch, and writes DIR/NAME.cubin, DIR/NAME.ptx and D
 softmax-N or layer_norm-N; the same kernels at other num_warps for the benches' tuned columns
 (softmax-N-wW, W = 2, 4, 8, 16; layer_norm-N-wW, W = 1, 2, 4, 8) and layer norm with the row in
 registers (layer_norm_row-N, layer_norm.py's layer_norm_fwd_row); and for bench/gpu_matmul.cpp the matmul tutorial's kernel (_matmul.py) in
-its large-shape config, as matmul-f16, matmul-bf16 and matmul-f16-leaky_relu. The .meta is `key value` lines: entry (the cubin's function), num_warps,
+its large-shape config, as matmul-f16, matmul-bf16 and matmul-f16-leaky_relu; for bench/gpu_attention.cpp
+attention.py's forward (attn_fwd-D<D>-causal<c>-<BLOCK_M>-<BLOCK_N>-<num_warps>) and tutorial 06's backward
+(attn_bwd_preprocess-D<D>-<BLOCK_M>, attn_bwd-D<D>-causal<c>-<M1>-<N1>-<M2>-<N2>-<num_warps>), f16, D = 64
+and 128, causal and not. The .meta is `key value` lines: entry (the cubin's function), num_warps,
 shared (dynamic shared memory bytes), params (the function's parameter count: the user's
 arguments, then Triton's hidden scratch pointers, which these kernels do not use and get null),
-and for the matmul args (the names of the user's arguments the compiled function kept).
+and for the matmul and attention args (the names of the user's arguments the compiled function kept).
 bench/triton_kernels.hpp loads them (TILE_TRITON_KERNELS=DIR): tile's kernel and Triton's then run
 on one stream, timed by one timer with one L2 flush, in alternating rounds, so neither process
 start, clocks nor the timing code differ between the two columns.
 Exits 0 printing why when there is no Triton, PyTorch or GPU (writes nothing then)."""
+import math
 import os
 import re
 import sys
@@ -113,4 +117,61 @@ try:
         export(f"matmul-{dt}" + (f"-{act}" if act else ""), k, 8, args)
 except Exception as e:  # noqa: BLE001 — the softmax and layer-norm kernels stay usable
     print(f"  matmul kernels not exported: {type(e).__name__}: {e}")
+# Fused attention (bench/triton/attention.py), f16: the forward at one config per head dimension, Triton's
+# best known (BLOCK_M 128, BLOCK_N 64; 8 warps at D = 128, 4 at D = 64; 3 stages), and the backward in the
+# tutorial's config (attention.py's BWD_CONFIG; K pre-scaled by sm_scale / ln 2 as the tutorial's host code
+# does; dQ, dK, dV from the forward's O and M), each checked once against float32 torch (autograd) at
+# Z = 1, H = 16, N = 1024: every integer argument divisible by 16, as at the bench's shapes.
+try:
+    att = _common.load_script("attention")
+
+    def close(got, want, tol=2e-2):  # |got - want| <= tol * max(1, max |want|)
+        return (got.float() - want).abs().max().item() <= tol * max(1.0, want.abs().max().item())
+
+    fwd_args = ["Q", "K", "V", "sm_scale", "M", "Out", "stride_z", "stride_h", "stride_n", "H", "N_CTX"]
+    bwd_args = ["Q", "K", "V", "sm_scale", "DO", "DQ", "DK", "DV", "M", "D", "stride_z", "stride_h", "stride_tok",
+                "H", "N_CTX"]
+    m1, n1, m2, n2, slices, bwd_warps, bwd_stages = att.BWD_CONFIG
+    pre_block = att.BWD_PRE_BLOCK
+    Z, H, N = 1, 16, 1024
+    for D in (64, 128):
+        gen = torch.Generator(device="cuda").manual_seed(D)
+        q, k, v, do = ((torch.randn(Z, H, N, D, device="cuda", generator=gen) * sd).half() for sd in (0.5, 0.5, 0.5, 1))
+        scale = D ** -0.5
+        ks = (k.float() * (scale / math.log(2))).half()
+        bm, bn, w = (128, 64, 8) if D == 128 else (128, 64, 4)
+        for causal in (False, True):
+            c = int(causal)
+            qf, kf, vf = (t.float().requires_grad_() for t in (q, k, v))
+            sc = qf @ kf.transpose(-1, -2) * scale
+            if causal:
+                sc = sc.masked_fill(~torch.ones(N, N, dtype=torch.bool, device="cuda").tril(), float("-inf"))
+            want_m = (torch.logsumexp(sc, -1) / math.log(2)).detach()
+            want_o = torch.softmax(sc, -1) @ vf
+            want_o.backward(do.float())
+            o, m = torch.full_like(q, float("nan")), torch.full((Z, H, N), float("nan"), device="cuda")
+            kern = att.attn_fwd[(N // bm, Z * H)](q, k, v, scale, m, o, q.stride(0), q.stride(1), q.stride(2), H, N,
+                                                  HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn, STAGE=3 if causal else 1,
+                                                  num_warps=w, num_stages=3)
+            if not close(o, want_o.detach()) or not close(m, want_m, 1e-3):
+                raise RuntimeError(f"Triton's attn_fwd D={D} causal={c} is wrong")
+            export(f"attn_fwd-D{D}-causal{c}-{bm}-{bn}-{w}", kern, w, fwd_args)
+            delta = torch.full_like(m, float("nan"))
+            kern = att._attn_bwd_preprocess[(N // pre_block, Z * H)](o, do, delta, N, BLOCK_M=pre_block, HEAD_DIM=D)
+            if not close(delta, (o.float() * do.float()).sum(-1), 1e-3):
+                raise RuntimeError(f"Triton's _attn_bwd_preprocess D={D} is wrong")
+            if not causal:
+                export(f"attn_bwd_preprocess-D{D}-{pre_block}", kern, 4, ["O", "DO", "Delta", "N_CTX"])
+            dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
+            kern = att._attn_bwd[(N // n1, 1, Z * H)](q, ks, v, scale, do, dq, dk, dv, m, delta, q.stride(0), q.stride(1),
+                                                      q.stride(2), H, N, BLOCK_M1=m1, BLOCK_N1=n1, BLOCK_M2=m2,
+                                                      BLOCK_N2=n2, BLK_SLICE_FACTOR=slices, HEAD_DIM=D, CAUSAL=causal,
+                                                      num_warps=bwd_warps, num_stages=bwd_stages)
+            for name, got, want in (("dQ", dq, qf.grad), ("dK", dk, kf.grad), ("dV", dv, vf.grad)):
+                if not close(got, want):
+                    raise RuntimeError(f"Triton's _attn_bwd D={D} causal={c}: {name} is wrong, max |diff| "
+                                       f"{(got.float() - want).abs().max().item():.3g}")
+            export(f"attn_bwd-D{D}-causal{c}-{m1}-{n1}-{m2}-{n2}-{bwd_warps}", kern, bwd_warps, bwd_args)
+except Exception as e:  # noqa: BLE001 — the other kernels stay usable
+    print(f"  attention kernels not (all) exported: {type(e).__name__}: {e}")
 print(f"wrote {out}")

@@ -5,7 +5,9 @@ online softmax in base 2 over key blocks of BLOCK_N, the causal form in two stag
 left of the diagonal, then the diagonal block masked), the best of the same BLOCK_M / BLOCK_N /
 num_warps configurations the C++ side tries (num_stages 3); PyTorch: scaled_dot_product_attention
 with the flash and the cuDNN backends. TFLOP/s = 4*B*H*N*N*D / time, halved for causal. Writes
-triton-attention.csv."""
+triton-attention.csv. Also holds tutorial 06's backward kernels (_attn_bwd_preprocess, _attn_bwd
+with _attn_bwd_dkdv and _attn_bwd_dq, in its configuration BWD_CONFIG), which _export_kernels.py
+compiles with attn_fwd for bench/gpu_attention.cpp to time in its own process."""
 import sys
 
 sys.dont_write_bytecode = True
@@ -72,7 +74,152 @@ def attn_fwd(Q, K, V, sm_scale, M, Out, stride_z, stride_h, stride_n, H, N_CTX, 
     tl.store(Out + base + offs_m[:, None] * stride_n + offs_d[None, :], acc.to(tl.float16))
 
 
+@triton.jit
+def _attn_bwd_preprocess(O, DO, Delta, N_CTX, BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr):
+    """Delta = rowsum(O * dO) of BLOCK_M rows (O, dO contiguous [Z, H, N_CTX, HEAD_DIM])."""
+    off_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    off_hz = tl.program_id(1)
+    off_n = tl.arange(0, HEAD_DIM)
+    at = off_hz * HEAD_DIM * N_CTX + off_m[:, None] * HEAD_DIM + off_n[None, :]
+    o = tl.load(O + at)
+    do = tl.load(DO + at).to(tl.float32)
+    tl.store(Delta + off_hz * N_CTX + off_m, tl.sum(o * do, axis=1))
+
+
+@triton.jit
+def _attn_bwd_dkdv(dk, dv, Q, k, v, DO, M, D, stride_tok, start_n, start_m, num_steps, BLOCK_M1: tl.constexpr,
+                   BLOCK_N1: tl.constexpr, HEAD_DIM: tl.constexpr, MASK: tl.constexpr):
+    """The key block at start_n against num_steps query blocks of BLOCK_M1 from start_m: P^T = 2^(K Q^T - M),
+    dV += P^T dO, dS^T = P^T (V dO^T - Delta), dK += dS^T Q; MASK keeps the queries at or after each key."""
+    offs_m = start_m + tl.arange(0, BLOCK_M1)
+    offs_n = start_n + tl.arange(0, BLOCK_N1)
+    offs_k = tl.arange(0, HEAD_DIM)
+    qT_ptrs = Q + offs_m[None, :] * stride_tok + offs_k[:, None]
+    do_ptrs = DO + offs_m[:, None] * stride_tok + offs_k[None, :]
+    tl.static_assert(BLOCK_N1 % BLOCK_M1 == 0)
+    for blk_idx in range(num_steps):
+        qT = tl.load(qT_ptrs)
+        rows = start_m + blk_idx * BLOCK_M1 + tl.arange(0, BLOCK_M1)
+        m = tl.load(M + rows)
+        qkT = tl.dot(k, qT)
+        pT = tl.math.exp2(qkT - m[None, :])
+        if MASK:
+            pT = tl.where(rows[None, :] >= offs_n[:, None], pT, 0.0)
+        do = tl.load(do_ptrs)
+        dv += tl.dot(pT.to(tl.float16), do)
+        Di = tl.load(D + rows)
+        dpT = tl.dot(v, tl.trans(do)).to(tl.float32)
+        dsT = (pT * (dpT - Di[None, :])).to(tl.float16)
+        dk += tl.dot(dsT, tl.trans(qT))
+        qT_ptrs += BLOCK_M1 * stride_tok
+        do_ptrs += BLOCK_M1 * stride_tok
+    return dk, dv
+
+
+@triton.jit
+def _attn_bwd_dq(dq, q, K, V, do, m, D, stride_tok, start_m, start_n, num_steps, BLOCK_M2: tl.constexpr,
+                 BLOCK_N2: tl.constexpr, HEAD_DIM: tl.constexpr, MASK: tl.constexpr):
+    """The query block at start_m against num_steps key blocks of BLOCK_N2 from start_n: P = 2^(Q K^T - M),
+    dS = P (dO V^T - Delta), dQ += dS K; MASK keeps the keys at or before each query."""
+    offs_m = start_m + tl.arange(0, BLOCK_M2)
+    offs_n = start_n + tl.arange(0, BLOCK_N2)
+    offs_k = tl.arange(0, HEAD_DIM)
+    kT_ptrs = K + offs_n[None, :] * stride_tok + offs_k[:, None]
+    vT_ptrs = V + offs_n[None, :] * stride_tok + offs_k[:, None]
+    Di = tl.load(D + offs_m)
+    tl.static_assert(BLOCK_M2 % BLOCK_N2 == 0)
+    for blk_idx in range(num_steps):
+        kT = tl.load(kT_ptrs)
+        vT = tl.load(vT_ptrs)
+        qk = tl.dot(q, kT)
+        p = tl.math.exp2(qk - m)
+        if MASK:
+            cols = start_n + blk_idx * BLOCK_N2 + tl.arange(0, BLOCK_N2)
+            p = tl.where(offs_m[:, None] >= cols[None, :], p, 0.0)
+        dp = tl.dot(do, vT).to(tl.float32)
+        ds = (p * (dp - Di[:, None])).to(tl.float16)
+        dq += tl.dot(ds, tl.trans(kT))
+        kT_ptrs += BLOCK_N2 * stride_tok
+        vT_ptrs += BLOCK_N2 * stride_tok
+    return dq
+
+
+@triton.jit
+def _attn_bwd(Q, K, V, sm_scale, DO, DQ, DK, DV, M, D, stride_z, stride_h, stride_tok, H, N_CTX,
+              BLOCK_M1: tl.constexpr, BLOCK_N1: tl.constexpr, BLOCK_M2: tl.constexpr, BLOCK_N2: tl.constexpr,
+              BLK_SLICE_FACTOR: tl.constexpr, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr):
+    """Tutorial 06's backward: program pid computes dK, dV of key block pid (BLOCK_N1 keys) and dQ of query
+    block pid (BLOCK_M2 queries). K arrives scaled by sm_scale / ln 2 and M is the forward's log-sum-exp in
+    base 2, so the scores are in base 2; Q, K, V, dO, dQ, dK, dV contiguous [Z, H, N_CTX, HEAD_DIM], M and D
+    (Delta) [Z, H, N_CTX]. The causal form walks the diagonal block in slices of BLOCK / BLK_SLICE_FACTOR
+    with the mask, then the rest without it. Grid: (N_CTX // BLOCK_N1, 1, Z * H)."""
+    LN2: tl.constexpr = 0.6931471824645996
+    MASK_BLOCK_M1: tl.constexpr = BLOCK_M1 // BLK_SLICE_FACTOR
+    MASK_BLOCK_N2: tl.constexpr = BLOCK_N2 // BLK_SLICE_FACTOR
+    bhid = tl.program_id(2)
+    off_chz = (bhid * N_CTX).to(tl.int64)
+    adj = (stride_h * (bhid % H) + stride_z * (bhid // H)).to(tl.int64)
+    pid = tl.program_id(0)
+    Q += adj
+    K += adj
+    V += adj
+    DO += adj
+    DQ += adj
+    DK += adj
+    DV += adj
+    M += off_chz
+    D += off_chz
+    offs_k = tl.arange(0, HEAD_DIM)
+
+    # dK and dV of key block pid
+    start_n = pid * BLOCK_N1
+    offs_n = start_n + tl.arange(0, BLOCK_N1)
+    dv = tl.zeros([BLOCK_N1, HEAD_DIM], dtype=tl.float32)
+    dk = tl.zeros([BLOCK_N1, HEAD_DIM], dtype=tl.float32)
+    k = tl.load(K + offs_n[:, None] * stride_tok + offs_k[None, :])
+    v = tl.load(V + offs_n[:, None] * stride_tok + offs_k[None, :])
+    start_m = 0
+    if CAUSAL:
+        start_m = start_n
+        num_steps = BLOCK_N1 // MASK_BLOCK_M1
+        dk, dv = _attn_bwd_dkdv(dk, dv, Q, k, v, DO, M, D, stride_tok, start_n, start_m, num_steps, MASK_BLOCK_M1,
+                                BLOCK_N1, HEAD_DIM, MASK=True)
+        start_m += num_steps * MASK_BLOCK_M1
+    num_steps = (N_CTX - start_m) // BLOCK_M1
+    dk, dv = _attn_bwd_dkdv(dk, dv, Q, k, v, DO, M, D, stride_tok, start_n, start_m, num_steps, BLOCK_M1, BLOCK_N1,
+                            HEAD_DIM, MASK=False)
+    tl.store(DV + offs_n[:, None] * stride_tok + offs_k[None, :], dv.to(tl.float16))
+    dk *= sm_scale
+    tl.store(DK + offs_n[:, None] * stride_tok + offs_k[None, :], dk.to(tl.float16))
+
+    # dQ of query block pid
+    start_m = pid * BLOCK_M2
+    offs_m = start_m + tl.arange(0, BLOCK_M2)
+    q = tl.load(Q + offs_m[:, None] * stride_tok + offs_k[None, :])
+    do = tl.load(DO + offs_m[:, None] * stride_tok + offs_k[None, :])
+    dq = tl.zeros([BLOCK_M2, HEAD_DIM], dtype=tl.float32)
+    m = tl.load(M + offs_m)[:, None]
+    if CAUSAL:
+        end_n = start_m + BLOCK_M2
+        num_steps = BLOCK_M2 // MASK_BLOCK_N2
+        dq = _attn_bwd_dq(dq, q, K, V, do, m, D, stride_tok, start_m, end_n - num_steps * MASK_BLOCK_N2, num_steps,
+                          BLOCK_M2, MASK_BLOCK_N2, HEAD_DIM, MASK=True)
+        end_n -= num_steps * MASK_BLOCK_N2
+        num_steps = end_n // BLOCK_N2
+        dq = _attn_bwd_dq(dq, q, K, V, do, m, D, stride_tok, start_m, end_n - num_steps * BLOCK_N2, num_steps,
+                          BLOCK_M2, BLOCK_N2, HEAD_DIM, MASK=False)
+    else:
+        dq = _attn_bwd_dq(dq, q, K, V, do, m, D, stride_tok, start_m, 0, N_CTX // BLOCK_N2, BLOCK_M2, BLOCK_N2,
+                          HEAD_DIM, MASK=False)
+    dq *= LN2
+    tl.store(DQ + offs_m[:, None] * stride_tok + offs_k[None, :], dq.to(tl.float16))
+
+
 CONFIGS = [(128, 64, 8), (128, 128, 8), (64, 64, 4), (128, 32, 8)]  # BLOCK_M, BLOCK_N, num_warps
+# The tutorial's backward: BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2, BLK_SLICE_FACTOR, num_warps, num_stages, and
+# the preprocess's BLOCK_M
+BWD_CONFIG = (32, 128, 128, 32, 2, 4, 5)
+BWD_PRE_BLOCK = 128
 
 
 def main():
