@@ -139,7 +139,7 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
   std::optional<targets::nvptx::lowering_options> lean_options;
   build best = pick_variant(
       build{first_k, assemble_and_load(*first_k, src, drv, a)},
-      [&](const build& b) { return retry && (lean_options = lean_variant(sm, use_of(*b.code.mod))).has_value(); },
+      [&](const build& b) { return retry && (lean_options = lean_variant(sm, *b.k, use_of(*b.code.mod))).has_value(); },
       [&]() -> std::optional<build> {
         auto lean = compile_ptx(*fn, a, *lean_options);
         return build{lean, assemble_and_load(*lean, src, drv, a)};

@@ -252,16 +252,21 @@ std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targ
   return k;
 }
 
-std::optional<targets::nvptx::lowering_options> lean_variant(const sm_limits& sm, const block_use& first) {
+std::optional<targets::nvptx::lowering_options> lean_variant(const sm_limits& sm, const ptx_kernel& k, const block_use& first) {
   if (!registers_limit(sm, first)) return std::nullopt;
   // The lean form frees a few registers (softmax of 8192 columns on 16 warps: 7, from 47 to 40)
   // and caps them where another block needs them (attention at D = 64, 128 x 64 on 8 warps: 134,
   // and 128 for a second block). Where another block needs many more fewer, the second build
   // would only cost its compile (or spill): softmax of 16384 columns on 16 warps takes 64 both
-  // ways, and a third block needs 40.
+  // ways, and a third block needs 40. The cap alone is tried only where the next block adds a
+  // quarter or more to the warps an SM holds (4 blocks or fewer): a kernel of 12 blocks an SM
+  // gains little from a 13th, and every such kernel would be compiled twice.
   constexpr int kReach = 16;
-  const int cap = registers_for(sm, first.threads, blocks_per_sm(sm, first) + 1);
+  const int blocks = blocks_per_sm(sm, first);
+  const int cap = registers_for(sm, first.threads, blocks + 1);
   if (first.registers - cap > kReach) return std::nullopt;
+  const bool batches = k.widest_exp_batch > targets::nvptx::lowering_options::lean().exp_batch;
+  if (!batches && blocks > 4) return std::nullopt;
   return targets::nvptx::lowering_options::lean(cap);
 }
 

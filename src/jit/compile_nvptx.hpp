@@ -62,12 +62,13 @@ std::shared_ptr<ptx_kernel> from_artifact(const artifact& a);
 std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targets::nvptx::arch& a,
                                               const targets::nvptx::lowering_options& options = {});
 
-/// The options to compile a kernel (assembled to use `first` a block) again with, or none:
+/// The options to compile `k` (assembled to use `first` a block) again with, or none:
 /// lowering_options::lean(cap) where its registers, not its threads or shared memory, limit its
-/// blocks an SM and another block would need at most 16 fewer (cap: what that block allows a
-/// thread, the kernel's .maxnreg). Softmax of 8192 columns on 16 warps: 47 registers, 2 blocks
+/// blocks an SM, another block would need at most 16 fewer (cap: what that block allows a
+/// thread, the kernel's .maxnreg), and either the lean lowering changes its code (an exp batch
+/// wider than lean()'s) or it holds 4 blocks an SM or fewer. Softmax of 8192 columns on 16 warps: 47 registers, 2 blocks
 /// of 512 threads an SM where 4 fit by threads; lean, 40 registers and 3 blocks (H100).
-std::optional<targets::nvptx::lowering_options> lean_variant(const sm_limits& sm, const block_use& first);
+std::optional<targets::nvptx::lowering_options> lean_variant(const sm_limits& sm, const ptx_kernel& k, const block_use& first);
 /// "lean" for a kernel lowered with lowering_options::lean(cap), else "".
 std::string variant_name(const ptx_kernel& k);
 

@@ -232,7 +232,7 @@ std::unique_ptr<drivers::module> compile_null(const ir::Function& fn, const targ
       make({}),
       [&](const build& b) {
         return b.assembled && b.usage.registers >= 0 && env::enabled("TILE_OCCUPANCY_RETRY") &&
-               (lean_options = lean_variant(sm, use(b))).has_value();
+               (lean_options = lean_variant(sm, *b.k, use(b))).has_value();
       },
       [&]() -> std::optional<build> {
         build lean = make(*lean_options);
