@@ -3,6 +3,7 @@
 // running (out-of-bounds accesses, device_assert), misuse of buffers and devices; and that a
 // kernel keeps working after each of them.
 #include "error_test.hpp"
+#include "../../samples/attention_kernels.hpp"
 
 #include <atomic>
 #include <cinttypes>
@@ -476,4 +477,38 @@ TEST_CASE("an unknown backend") {
   expect_error([] { (void)tile::device::get("nope"); },
                {"backend 'nope' is not available", "unknown backend 'nope'", "known: ", "interpreter"}, "", none);
   expect_error([] { (void)tile::device::get("interpreter", 1); }, {"device interpreter:1 does not exist"}, "", none);
+}
+
+// ---- what a kernel cannot take: fused attention (samples/attention_kernels.hpp) ----------------
+
+TEST_CASE("fused attention: a head dimension that is not a power of two, and blocks over the SM's shared memory, "
+          "fail at the launch naming the kernel, the line and the limit") {
+  auto attn = make_attn_fwd<tile::half>("attn_fwd_f16");
+  auto dev = tile::device::get("null");  // (sm_90a: 227 KiB of shared memory a block)
+  const int H = 2, N = 256;
+  int launch_line = 0;
+  auto run = [&](int D, int BM, int BN, int warps) {
+    const std::size_t n = std::size_t(H) * N * D;
+    auto q = dev.alloc<tile::half>(n), o = dev.alloc<tile::half>(n);
+    auto m = dev.alloc<float>(std::size_t(H) * N);
+    launch_line = __LINE__ + 1;  // (the launch: where a launch's errors point)
+    attn[{tile::cdiv(N, BM), H}](q, q, q, 0.1f, m, o, H * N * D, N * D, D, H * N * D, N * D, D, H * N * D, N * D, D,
+                                 H * N * D, N * D, D, H, N, "HEAD_DIM"_c = D, "BLOCK_M"_c = BM, "BLOCK_N"_c = BN,
+                                 "STAGE"_c = 1, "num_warps"_c = warps);
+  };
+  // D = 48: the arange over the head dimension, at its line in the kernel
+  try {
+    run(48, 64, 32, 4);
+    FAIL_CHECK("D = 48 launched");
+  } catch (const tile::error& e) {
+    CHECK(e.kernel() == "attn_fwd_f16");
+    CHECK(std::string(e.message()).find("arange(0, 48): the length 48 must be a power of two") != std::string::npos);
+    CHECK(e.where().known());
+    CHECK(std::string(e.where().file).ends_with("attention_kernels.hpp"));
+  }
+  // D = 256 with 256 x 256 blocks: Q and K's tiles alone are 256 KiB
+  auto big = [&] { run(256, 256, 256, 8); };
+  expect_error(big, {"the kernel needs 262144 bytes of shared memory per block", "sm_90a allows at most 232448 (227 KiB)"},
+               "attn_fwd_f16", launch_line);
+  run(64, 64, 32, 4);  // and the kernel still launches where it fits
 }
