@@ -18,8 +18,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <optional>
+#include <sstream>
 #include <source_location>
 #include <string>
 #include <tuple>
@@ -30,6 +32,7 @@
 #include "jit/occupancy.hpp"
 #include "jit/ptxas.hpp"
 #include "row_softmax.hpp"
+#include "../../samples/attention_kernels.hpp"
 #include "runtime/kernel_access.hpp"
 #include "../requires.hpp"
 
@@ -311,6 +314,42 @@ TEST_CASE("null: a kernel whose registers limit its blocks an SM is compiled aga
                                                << wide_variant << "'");
   CHECK(wide_variant.empty());
   if (wide_regs > 96 + 16) CHECK(wide_ptx == 1);
+}
+
+TEST_CASE("null: fused attention at D = 64, 128 x 64 on 8 warps is compiled again with a register cap, two blocks "
+          "an SM (TILE_OCCUPANCY_RETRY: .maxnreg where the next block is within 16 registers)" * needs_ptxas) {
+  scoped_env t("TILE_TARGET", nullptr);  // sm_90a
+  auto d = null_dev();
+  const int H = 2, N = 512, D = 64;
+  const std::size_t n = std::size_t(H) * N * D;
+  auto q = d.alloc<tile::half>(n), o = d.alloc<tile::half>(n);
+  auto m = d.alloc<float>(std::size_t(H) * N);
+  temp_dir dump("attn");
+  scoped_env dd("TILE_DUMP_DIR", dump.path.c_str());
+  auto attn = make_attn_fwd<tile::half>("attn_cap");
+  auto mod = tile::detail::compiled_module(
+      attn, {q, q, q, 0.125f, m, o, H * N * D, N * D, D, H * N * D, N * D, D, H * N * D, N * D, D, H * N * D, N * D, D, H, N},
+      {tile::named("HEAD_DIM", D), tile::named("BLOCK_M", 128), tile::named("BLOCK_N", 64), tile::named("STAGE", 1),
+       tile::named("num_warps", 8)});
+  const auto* nm = dynamic_cast<const tile::drivers::null_module*>(mod.get());
+  REQUIRE(nm != nullptr);
+  const tile::jit::block_use use{.threads = 256, .registers = nm->registers, .shared_bytes = nm->shared_bytes};
+  MESSAGE("attention D = 64, 128 x 64, 8 warps: kept '" << nm->variant << "', " << nm->registers << " registers, "
+                                                        << tile::jit::blocks_per_sm(tile::jit::sm_limits_of(90), use)
+                                                        << " blocks an SM");
+  // both builds' PTX in the dump; the kept one declares the cap and fits two blocks
+  CHECK(dump.files("attn_cap-", ".ptx").size() == 2);
+  CHECK(nm->variant == "lean");
+  CHECK(nm->registers <= 128);
+  CHECK(tile::jit::blocks_per_sm(tile::jit::sm_limits_of(90), use) == 2);
+  bool capped = false;
+  for (const auto& f : dump.files("attn_cap-", ".ptx")) {
+    std::ifstream in(dump.path / f);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    capped = capped || ss.str().find(".maxnreg 128") != std::string::npos;
+  }
+  CHECK(capped);
 }
 
 TEST_CASE("null: a grid over the limits names the kernel and the launch's line") {
