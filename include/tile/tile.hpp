@@ -1,5 +1,6 @@
 // tile/tile.hpp — the umbrella header: every public facility. `tl::` is what runs inside a
-// kernel; `tile::` is the host side: kernels, devices and buffers, the autotuner
+// kernel; `tile::` is the host side: kernels (launched positionally or from a parameter struct
+// adapted with Boost.Hana: tile/runtime/params.hpp), devices and buffers, the autotuner
 // (tile::autotune), the profiler (tile::prof) and benchmarking (tile::testing: do_bench and
 // perf_report-style sweeps). Each header under tile/ also compiles on its own, for a translation
 // unit that wants less.
@@ -10,6 +11,7 @@
 #include "tile/runtime/autotune.hpp"
 #include "tile/runtime/device.hpp"
 #include "tile/runtime/kernel.hpp"
+#include "tile/runtime/params.hpp"
 #include "tile/runtime/prof.hpp"
 #include "tile/runtime/testing.hpp"
 #include "tile/tl/control.hpp"

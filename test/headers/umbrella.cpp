@@ -1,6 +1,6 @@
 // test/headers: <tile/tile.hpp> alone brings every public facility. This translation unit
 // includes nothing else from tile and uses each host-side service the README presents —
-// kernels and devices, tile::testing (do_bench, quantile, perf_report-style sweeps),
+// kernels and devices (parameter structs too), tile::testing (do_bench, quantile, perf_report-style sweeps),
 // tile::autotune and tile::prof — so a facility the umbrella header stops bringing fails the
 // build of test_headers; main() runs it (on the interpreter) so each is also linked and works.
 #include <tile/tile.hpp>
@@ -30,6 +30,14 @@ int umbrella_failures() {
   auto x = dev.upload(std::vector<float>(16, 1.0f));
   scale[{1}](x, 16, "BLOCK"_c = 16);
   check(x.to_host() == std::vector<float>(16, 2.0f), "a launch from the umbrella header");
+
+  // a parameter struct (Boost.Hana: the umbrella header brings tile/runtime/params.hpp)
+  struct scale_args {
+    BOOST_HANA_DEFINE_STRUCT(scale_args, (tile::buffer<float>, x), (int, n));
+  };
+  scale_args sa{x, 16};
+  scale[{1}](sa, "BLOCK"_c = 16);
+  check(x.to_host() == std::vector<float>(16, 4.0f), "a launch from a parameter struct");
 
   // tile::testing: do_bench, its statistics and timers, a sweep
   check(tile::testing::quantile({1, 2, 3, 4}, 0.5) == 2.5, "tile::testing::quantile");

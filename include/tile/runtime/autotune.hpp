@@ -163,9 +163,14 @@ class autotuned_kernel {
 template <class F>
 template <class... A>
 void bound_autotuned<F>::operator()(A&&... args) const {
-  autotuned_kernel<F>::template check<A...>();
-  auto [rt, metas] = kernel_t<F>::collect(args...);
-  k_.core_.launch(g_, std::span(rt.data(), kernel_t<F>::sig::runtime_count), metas, g_.loc);
+  if constexpr (detail::has_param_struct<A...>) {  // a parameter struct's members in its place
+    kernel_t<F>::template check_struct<A...>();
+    std::apply([this](auto&&... flat) { (*this)(flat...); }, std::tuple_cat(detail::launch_args_of(args)...));
+  } else {
+    autotuned_kernel<F>::template check<A...>();
+    auto [rt, metas] = kernel_t<F>::collect(args...);
+    k_.core_.launch(g_, std::span(rt.data(), kernel_t<F>::sig::runtime_count), metas, g_.loc);
+  }
 }
 
 /// Wraps `k` (which must outlive the result) in an autotuner.

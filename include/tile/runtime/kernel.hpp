@@ -427,6 +427,28 @@ meta_value to_meta_value(const T& m) {
   return v;
 }
 
+/// A launch argument that stands for several: a parameter struct whose members are kernel
+/// arguments in order (<tile/runtime/params.hpp> specializes it for structs adapted with
+/// Boost.Hana). `members(s)`: references to s's members, a std::tuple.
+template <class T, class = void>
+struct param_struct : std::false_type {};
+
+/// The arguments `a` stands for: a parameter struct's members, or `a` itself (references).
+template <class A>
+auto launch_args_of(A& a) {
+  if constexpr (param_struct<std::remove_cvref_t<A>>::value)
+    return param_struct<std::remove_cvref_t<A>>::members(a);
+  else
+    return std::forward_as_tuple(a);
+}
+template <class... A>
+constexpr bool has_param_struct = (param_struct<std::remove_cvref_t<A>>::value || ...);
+/// The launch_check of a launch's arguments with its parameter structs' members in their place.
+template <class Params, class Flat>
+struct flat_launch_check;
+template <class Params, class... M>
+struct flat_launch_check<Params, std::tuple<M...>> : launch_check<Params, M...> {};
+
 template <class P>
 P make_param(std::span<node* const> nodes, std::span<const meta_value> metas, std::size_t pos) {
   if constexpr (param_traits<P>::kind == param_desc::kind::meta) {
@@ -515,6 +537,8 @@ class bound_launch {
   void operator()(A&&... args) const;
 
  private:
+  template <class... A>
+  void launch_positional(const A&... args) const;
   const kernel_t<F>& k_;
   launch_grid g_;
 };
@@ -565,6 +589,13 @@ class kernel_t {
   friend class bound_launch<F>;
   friend class autotuned_kernel<F>;
   friend class bound_autotuned<F>;
+  /// check() for a launch with parameter structs: its messages name them.
+  template <class... A>
+  static constexpr void check_struct() {
+    using C = detail::flat_launch_check<params, decltype(std::tuple_cat(detail::launch_args_of(std::declval<A&>())...))>;
+    static_assert(C::count_ok, "a parameter struct's members, with the launch's other runtime arguments, must be the kernel's runtime arguments in order: their number differs");
+    static_assert(C::types_ok, "a parameter struct's member does not match the kernel parameter at its position: tl::ptr<T> takes a tile::buffer<T> or buffer_view<T>; integer scalars a C++ integer; float scalars a number");
+  }
   template <class... A>
   static constexpr void check() {
     using C = detail::launch_check<params, A...>;
@@ -626,6 +657,18 @@ class kernel_t {
 template <class F>
 template <class... A>
 void bound_launch<F>::operator()(A&&... args) const {
+  if constexpr (detail::has_param_struct<A...>) {  // its members in its place
+    kernel_t<F>::template check_struct<A...>();
+    std::apply([this](auto&&... flat) { (*this)(flat...); }, std::tuple_cat(detail::launch_args_of(args)...));
+    return;
+  } else {
+    launch_positional(args...);
+  }
+}
+
+template <class F>
+template <class... A>
+void bound_launch<F>::launch_positional(const A&... args) const {
   kernel_t<F>::template check<A...>();
   auto [rt, metas] = kernel_t<F>::collect(args...);
   k_.core_.launch(g_, std::span(rt.data(), kernel_t<F>::sig::runtime_count), metas, g_.loc);
