@@ -109,6 +109,12 @@ void Builder::set_insertion_before(Op* op) {
   at_ = block_->ops.end();
 }
 
+bool made_inside(const Value& v, const Op& op) {
+  for (const Block* b = v.def ? v.def->parent : v.owner; b && b->parent; b = b->parent->parent)
+    if (b->parent == &op) return true;
+  return false;
+}
+
 void replace_all_uses(Block& b, Value* from, Value* to) {
   walk(b, [&](Op& op) {
     for (auto& o : op.operands)

@@ -239,6 +239,8 @@ void walk(Block& b, F&& f) {
 void replace_all_uses(Block& b, Value* from, Value* to);
 /// Erase `op` from its block. Its results must be unused.
 void erase(Op* op);
+/// Whether `v` is made inside `op`'s regions (by an op at any depth, or as a block argument).
+bool made_inside(const Value& v, const Op& op);
 /// The integer an integer (or i1, or pointer) `constant` holds, splat tiles included; nullopt for
 /// any other value.
 std::optional<std::int64_t> int_constant(const Value* v);

@@ -16,13 +16,6 @@ const ir::Op* innermost_loop(const ir::Op& op) {
   return nullptr;
 }
 
-/// Whether `v` is made inside `loop`'s regions (by an op at any depth, or as an argument).
-bool made_inside(const ir::Value& v, const ir::Op& loop) {
-  for (const ir::Block* b = v.def ? v.def->parent : v.owner; b && b->parent; b = b->parent->parent)
-    if (b->parent == &loop) return true;
-  return false;
-}
-
 }  // namespace
 
 std::optional<LinearLayout> register_a(const ir::Function& f, const ir::Op& dot, int num_warps) {
@@ -35,7 +28,7 @@ std::optional<LinearLayout> register_a(const ir::Function& f, const ir::Op& dot,
   while (x->def && x->def->kind == OpKind::convert_layout) x = x->def->operand(0);
   if (x->def && (x->def->kind == OpKind::load || x->def->kind == OpKind::desc_load)) return std::nullopt;
   const ir::Op* loop = innermost_loop(dot);
-  if (loop && !made_inside(*x, *loop)) return std::nullopt;
+  if (loop && !ir::made_inside(*x, *loop)) return std::nullopt;
   return l;
 }
 

@@ -23,19 +23,12 @@ namespace {
 
 using ir::OpKind;
 
-/// Whether `v` is made inside `op`'s regions.
-bool made_inside(const ir::Value* v, const ir::Op* op) {
-  for (const ir::Block* blk = v->def ? v->def->parent : v->owner; blk && blk->parent; blk = blk->parent->parent)
-    if (blk->parent == op) return true;
-  return false;
-}
-
 /// Where the buffer of `dot`'s operand `x` is made: before the dot, or, where x is made outside
 /// the loops around it (Q in attention: loop-invariant), before the outermost of them that x is
 /// made outside of: stored once, not every iteration, and live through the loop.
 ir::Op* outside_loops(ir::Op* dot, const ir::Value* x) {
   ir::Op* at = dot;
-  for (ir::Op* p = at->parent ? at->parent->parent : nullptr; p && (p->kind == OpKind::for_ || p->kind == OpKind::while_) && !made_inside(x, p);
+  for (ir::Op* p = at->parent ? at->parent->parent : nullptr; p && (p->kind == OpKind::for_ || p->kind == OpKind::while_) && !ir::made_inside(*x, *p);
        p = p->parent ? p->parent->parent : nullptr)
     at = p;
   return at;

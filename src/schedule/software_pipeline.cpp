@@ -68,13 +68,6 @@ bool is_zero(const ir::Value* v) {
   return false;
 }
 
-/// Whether `v` is made inside `body` (by one of its ops, at any depth, or as an argument).
-bool made_inside(const ir::Value& v, const ir::Block& body) {
-  const ir::Block* b = v.def ? v.def->parent : v.owner;
-  while (b && b != &body) b = b->parent ? b->parent->parent : nullptr;
-  return b == &body;
-}
-
 using Users = std::unordered_map<const ir::Value*, std::vector<const ir::Op*>>;
 
 Users users_of(const ir::Function& f) {
@@ -274,7 +267,7 @@ struct Planner {
     for (const auto& [d, idx] : pl.dots) {
       bool ok = layout::engine_of(*d) == layout::mma_engine::warpgroup;
       for (unsigned k = 0; k < 2; ++k)
-        if (idx[k] < 0) ok = ok && (!made_inside(*d->operand(k), body) || !d->operand(k)->type.is_buffer());
+        if (idx[k] < 0) ok = ok && (!ir::made_inside(*d->operand(k), op) || !d->operand(k)->type.is_buffer());
       auto u = users.find(d->result());
       ok = ok && u != users.end() && u->second.size() == 1 && u->second[0] == yield;
       int slot = -1;

@@ -90,6 +90,18 @@ std::string verify_after_breaker(ir::Function& f, std::function<void(ir::Functio
   return error_of([&] { pm.run(f); });
 }
 
+/// The kernel of test/ir/golden/`name` brought to the GPU level for `caps` (verified after each pass).
+std::unique_ptr<ir::Function> golden_at_gpu_level(const std::string& name, layout::target_caps caps) {
+  std::ifstream in(std::string(TILE_GOLDEN_DIR) + "/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto f = ir::parse(ss.str(), name);
+  transforms::PassManager::Options o;
+  o.verify = true;
+  layout::to_gpu_ir(*f, caps, o);
+  return f;
+}
+
 ir::Op* first(ir::Function& f, ir::OpKind k) {
   ir::Op* found = nullptr;
   ir::walk(f.body, [&](ir::Op& op) {
@@ -198,13 +210,7 @@ TEST_CASE("GPU level: the verifier names the pass, the op and the layout rule it
   }
   SUBCASE("a warpgroup dot's A read from registers in another layout than the engine's register form") {
     // attention's loop (test/ir/golden/assign_layouts_forward.tir): the second dot reads P from registers
-    std::ifstream in(std::string(TILE_GOLDEN_DIR) + "/assign_layouts_forward.tir");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto f = ir::parse(ss.str(), "assign_layouts_forward.tir");
-    transforms::PassManager::Options o;
-    o.verify = true;
-    layout::to_gpu_ir(*f, {.mma = targets::nvptx::mma_forms(90, true), .lanes = 32}, o);
+    auto f = golden_at_gpu_level("assign_layouts_forward.tir", {.mma = targets::nvptx::mma_forms(90, true), .lanes = 32});
     const std::string m = verify_after_breaker(*f, [](ir::Function& g) {
       ir::Op* second = nullptr;
       ir::walk(g.body, [&](ir::Op& op) {
@@ -239,13 +245,9 @@ TEST_CASE("GPU level: the verifier names the pass, the op and the layout rule it
 namespace {
 /// The K loop of test/ir/golden/pipeline_loops.tir at the GPU level for `caps`, pipelined and placed.
 std::unique_ptr<ir::Function> pipelined_mm(layout::target_caps caps) {
-  std::ifstream in(std::string(TILE_GOLDEN_DIR) + "/pipeline_loops.tir");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto f = ir::parse(ss.str(), "pipeline_loops.tir");
+  auto f = golden_at_gpu_level("pipeline_loops.tir", caps);
   transforms::PassManager::Options o;
   o.verify = true;
-  layout::to_gpu_ir(*f, caps, o);
   const analysis::AxisAnalysis axis(*f);
   const bool sm90a = caps.mma == targets::nvptx::mma_forms(90, true);
   const schedule::PipelinePlan plan =

@@ -660,7 +660,6 @@ void bound_launch<F>::operator()(A&&... args) const {
   if constexpr (detail::has_param_struct<A...>) {  // its members in its place
     kernel_t<F>::template check_struct<A...>();
     std::apply([this](auto&&... flat) { (*this)(flat...); }, std::tuple_cat(detail::launch_args_of(args)...));
-    return;
   } else {
     launch_positional(args...);
   }

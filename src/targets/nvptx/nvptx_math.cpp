@@ -158,6 +158,25 @@ llvm::Value* NvptxTarget::approx_fn(codegen::Lowering& L, int kind, llvm::Value*
   }
 }
 
+namespace {
+/// `part` of each run of at most n of x's elements, in order, the results joined.
+template <class Part>
+std::vector<llvm::Value*> in_runs(std::span<llvm::Value* const> x, std::size_t n, Part&& part) {
+  std::vector<llvm::Value*> out;
+  for (std::size_t i = 0; i < x.size(); i += n) {
+    const std::vector<llvm::Value*> r = part(x.subspan(i, std::min(n, x.size() - i)));
+    out.insert(out.end(), r.begin(), r.end());
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<llvm::Value*> NvptxTarget::each_fn(codegen::Lowering& L, OpKind kind, std::span<llvm::Value* const> x) const {
+  std::vector<llvm::Value*> out;
+  for (llvm::Value* v : x) out.push_back(math_fn(L, static_cast<int>(kind), v));
+  return out;
+}
+
 std::vector<llvm::Value*> NvptxTarget::batch_fn(codegen::Lowering& L, int kind, std::span<llvm::Value* const> x,
                                                 std::span<llvm::Value* const> y) const {
   if (x.empty() || !x[0]->getType()->isFloatTy()) return {};
@@ -168,24 +187,12 @@ std::vector<llvm::Value*> NvptxTarget::batch_fn(codegen::Lowering& L, int kind, 
       // per-element form took 64, one CTA an SM where there were two; in 16s it takes 62 (64
       // with the bounds that spare the division its check). lowering_options::lean()'s 2s take
       // softmax of 8192 columns on 16 warps from 47 registers to 40 (3 CTAs an SM, not 2).
-      const auto n = static_cast<std::size_t>(std::max(options_.exp_batch, 1));
-      std::vector<llvm::Value*> out;
-      for (std::size_t i = 0; i < x.size(); i += n) {
-        const std::size_t len = std::min(n, x.size() - i);
-        widest_exp_batch_ = std::max(widest_exp_batch_, static_cast<int>(len));
-        const std::vector<llvm::Value*> part = batch_exp(L, x.subspan(i, len));
-        out.insert(out.end(), part.begin(), part.end());
-      }
-      return out;
+      return in_runs(x, static_cast<std::size_t>(std::max(options_.exp_batch, 1)), [&](std::span<llvm::Value* const> run) {
+        widest_exp_batch_ = std::max(widest_exp_batch_, static_cast<int>(run.size()));
+        return batch_exp(L, run);
+      });
     }
-    case OpKind::exp2: {
-      std::vector<llvm::Value*> out;
-      for (std::size_t i = 0; i < x.size(); i += 32) {
-        const std::vector<llvm::Value*> part = batch_exp2(L, x.subspan(i, std::min<std::size_t>(32, x.size() - i)));
-        out.insert(out.end(), part.begin(), part.end());
-      }
-      return out;
-    }
+    case OpKind::exp2: return in_runs(x, 32, [&](std::span<llvm::Value* const> run) { return batch_exp2(L, run); });
     case OpKind::div: return batch_div(L, x, y);
     default: return {};
   }
@@ -204,11 +211,7 @@ std::vector<llvm::Value*> NvptxTarget::batch_exp2(codegen::Lowering& L, std::spa
     std::vector<llvm::Value*> fast;
     for (llvm::Value* v : x) fast.push_back(b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {v}));
     return fast;
-  }, [&] {
-    std::vector<llvm::Value*> slow;
-    for (llvm::Value* v : x) slow.push_back(math_fn(L, static_cast<int>(OpKind::exp2), v));
-    return slow;
-  }, "exp2");
+  }, [&] { return each_fn(L, OpKind::exp2, x); }, "exp2");
 }
 
 std::vector<llvm::Value*> NvptxTarget::batch_exp(codegen::Lowering& L, std::span<llvm::Value* const> x) const {
@@ -234,11 +237,7 @@ std::vector<llvm::Value*> NvptxTarget::batch_exp(codegen::Lowering& L, std::span
       fast.push_back(fma32(b, r, c, r));
     }
     return fast;
-  }, [&] {
-    std::vector<llvm::Value*> slow;
-    for (llvm::Value* v : x) slow.push_back(math_fn(L, static_cast<int>(OpKind::exp), v));
-    return slow;
-  }, "exp");
+  }, [&] { return each_fn(L, OpKind::exp, x); }, "exp");
   for (llvm::Value* v : out) L.bounds[v] = {moderate, 0x1p-100, 0x1p100};
   return out;
 }
