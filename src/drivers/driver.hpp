@@ -16,7 +16,11 @@ namespace tile::drivers {
 
 /// A kernel compiled for one backend (interpreter program, CPU function, CUDA function…).
 struct module {
+  /// Which backend made it: a driver checks this tag, not a dynamic_cast, on every launch.
+  enum class backend : std::uint8_t { other, interpreter, cpu, cuda, null };
+  explicit module(backend b = backend::other) : made_by(b) {}
   virtual ~module() = default;
+  const backend made_by;
 };
 
 /// A runtime argument as the driver sees it.

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "frontend/trace.hpp"
+#include "runtime/arg_class.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/prof/recorder.hpp"
 #include "tile/runtime/kernel.hpp"
@@ -197,19 +198,21 @@ struct kernel_core::state {
   /// Validated, specialized launch: metas in parameter order, options apart. Filled in place by
   /// prepare() (it holds stack buffers: neither copied nor moved).
   struct prepared {
-    explicit prepared(std::size_t n_metas) : metas(n_metas) {}
+    prepared(std::size_t n_args, std::size_t n_metas) : classes(n_args), metas(n_metas) {}
+    inline_array<arg_class, kInlineArgs> classes;  // each runtime argument's (runtime/arg_class.hpp)
     inline_array<meta_value, kInlineMetas> metas;  // in order of the kernel's meta-parameters
     int num_warps = 4, num_stages = 3;
     bool fp_fusion = true;  // enable_fp_fusion
     device_impl* dev = nullptr;  // an opened device: it lives as long as the process
-    key_buffer key;  // the device, each argument's specialization class, the metas, the options
+    key_buffer key;  // each argument's class, the metas, the options, the device
   };
 
   void prepare(prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const;
   /// The compiled specialization (traced and compiled on first use); it lives as long as the kernel.
-  const compiled& get(const prepared& p, std::span<const launch_arg> args, src_loc loc);
-  std::shared_ptr<compiled> build(const prepared& p, std::span<const launch_arg> args) const;
-  std::shared_ptr<ir::Function> trace(const prepared& p, std::span<const launch_arg> args) const;
+  const compiled& get(const prepared& p, src_loc loc);
+  std::shared_ptr<compiled> build(const prepared& p) const;
+  /// Traced from the prepared launch alone: the arguments' classes, never their values.
+  std::shared_ptr<ir::Function> trace(const prepared& p) const;
   [[noreturn]] void fail(const std::string& m, src_loc loc) const { throw tile::error(m, loc, name); }
 };
 
@@ -227,7 +230,6 @@ void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, 
     if (q.k == param_desc::kind::meta) continue;
     const launch_arg& a = args[r];
     auto which = [&] { return "argument " + std::to_string(r) + " (" + param_str(q) + ")"; };
-    char cls = 0;
     if (q.k == param_desc::kind::pointer) {
       if (a.k != launch_arg::kind::pointer)
         fail(which() + " needs a tile::buffer<" + std::string(tile::name(q.t)) + ">, got a number", loc);
@@ -237,13 +239,9 @@ void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, 
       if (!p.dev) p.dev = a.alloc->dev.get();
       else if (p.dev != a.alloc->dev.get())
         fail(which() + " is on device '" + a.alloc->dev->name() + "', earlier arguments on '" + p.dev->name() + "'", loc);
-      const bool aligned = a.addr % 16 == 0;
-      cls = disjoint[r] ? (aligned ? 'N' : 'n') : (aligned ? 'A' : 'a');
     } else if (a.k == launch_arg::kind::pointer) {
       fail(which() + " needs a number, got a buffer", loc);
-    } else if (is_float(q.t)) {
-      cls = 'f';
-    } else {
+    } else if (!is_float(q.t)) {
       if (a.k != launch_arg::kind::integer)
         fail(which() + " needs an integer, got a floating-point value", loc);
       if (a.t == dtype::i1 && q.t != dtype::i1) fail(which() + " needs an integer, got a bool", loc);
@@ -251,11 +249,9 @@ void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, 
       if (!int_fits(a.i, q.t, huge))
         fail(which() + ": the value " + (huge ? std::to_string(static_cast<std::uint64_t>(a.i)) : std::to_string(a.i)) +
                  " does not fit in " + std::string(tile::name(q.t)), loc);
-      // specialization classes: 1, 0, a multiple of 16, other; the last two split by sign
-      // (ir::ArgInfo::nonneg, positive)
-      const bool nonneg = a.i >= 0 || is_unsigned(q.t);
-      cls = a.i == 1 ? '1' : a.i == 0 ? 'z' : (a.i % 16 == 0 ? (nonneg ? 'D' : 'd') : (nonneg ? 'i' : 'n'));
     }
+    const arg_class cls = classify(q, a, disjoint[r]);
+    p.classes.push_back(cls);
     p.key.put(cls);
     ++r;
   }
@@ -320,14 +316,14 @@ void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, 
   p.key.put(p.dev);
 }
 
-std::shared_ptr<compiled> kernel_core::state::build(const prepared& p, std::span<const launch_arg> args) const {
+std::shared_ptr<compiled> kernel_core::state::build(const prepared& p) const {
   auto c = std::make_shared<compiled>();
-  c->fn = trace(p, args);
+  c->fn = trace(p);
   c->mod = p.dev->compile(c->fn);
   return c;
 }
 
-std::shared_ptr<ir::Function> kernel_core::state::trace(const prepared& p, std::span<const launch_arg> args) const {
+std::shared_ptr<ir::Function> kernel_core::state::trace(const prepared& p) const {
   auto fn = std::make_shared<ir::Function>();
   fn->name = name;
   fn->loc = defined_at;
@@ -337,23 +333,13 @@ std::shared_ptr<ir::Function> kernel_core::state::trace(const prepared& p, std::
   std::vector<node*> nodes;
   {
     frontend::Trace trace(*fn, name);
-    const disjoint_pointers disjoint(args);
+    const std::span<const arg_class> classes = p.classes.span();
     std::size_t r = 0;
     for (auto& q : params) {
       if (q.k == param_desc::kind::meta) continue;
-      const launch_arg& a = args[r];
       ir::Value* v = fn->body.add_arg(ir::Type{q.t, q.k == param_desc::kind::pointer, {}});
-      ir::ArgInfo info;
-      info.name = "arg" + std::to_string(r);
-      if (q.k == param_desc::kind::pointer && a.addr % 16 == 0) info.divisibility = 16;
-      if (q.k == param_desc::kind::pointer) info.noalias = disjoint[r];
-      if (q.k == param_desc::kind::scalar && !is_float(q.t) && a.i % 16 == 0) info.divisibility = 16;
-      if (q.k == param_desc::kind::scalar && !is_float(q.t)) {
-        info.nonneg = a.i >= 0 || is_unsigned(q.t);
-        info.positive = info.nonneg && a.i != 0;
-      }
-      fn->arg_info.push_back(info);
-      if (q.k == param_desc::kind::scalar && !is_float(q.t) && a.i == 1)
+      fn->arg_info.push_back(arg_info(classes[r], r));
+      if (traced_as_one(classes[r]))
         v = trace.builder().constant_int(v->type, 1, defined_at);  // specialized: equal to 1
       nodes.push_back(v);
       ++r;
@@ -366,7 +352,7 @@ std::shared_ptr<ir::Function> kernel_core::state::trace(const prepared& p, std::
   return fn;
 }
 
-const compiled& kernel_core::state::get(const prepared& p, std::span<const launch_arg> args, src_loc loc) {
+const compiled& kernel_core::state::get(const prepared& p, src_loc loc) {
   if (const auto* e = last.load(std::memory_order_acquire); e && e->first == p.key.view()) return *e->second.done;
   std::optional<std::promise<std::shared_ptr<compiled>>> promise;  // (a promise allocates: only on a miss)
   std::shared_future<std::shared_ptr<compiled>> fut;
@@ -389,7 +375,7 @@ const compiled& kernel_core::state::get(const prepared& p, std::span<const launc
   }
   if (key.empty()) return *fut.get();  // waits (outside the lock) while another thread compiles
   try {
-    std::shared_ptr<compiled> c = build(p, args);
+    std::shared_ptr<compiled> c = build(p);
     {
       std::lock_guard lock(mu);
       auto it = cache.find(key);
@@ -439,16 +425,16 @@ std::size_t kernel_core::traces() const {
 }
 
 std::string kernel_core::ir(std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const {
-  state::prepared p(s_->meta_names.size());
+  state::prepared p(args.size(), s_->meta_names.size());
   s_->prepare(p, args, metas, loc);
-  return ir::print(*s_->get(p, args, loc).fn);
+  return ir::print(*s_->get(p, loc).fn);
 }
 
 std::uint64_t kernel_core::ir_hash(std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const {
-  state::prepared p(s_->meta_names.size());
+  state::prepared p(args.size(), s_->meta_names.size());
   s_->prepare(p, args, metas, loc);
   try {
-    return ir::structural_hash(*s_->trace(p, args));
+    return ir::structural_hash(*s_->trace(p));
   } catch (const tile::error& e) {
     throw e.where().known() ? e : tile::error(e.message(), loc, s_->name);
   }
@@ -456,17 +442,17 @@ std::uint64_t kernel_core::ir_hash(std::span<const launch_arg> args, std::span<c
 
 std::shared_ptr<const drivers::module> kernel_core::module(std::span<const launch_arg> args,
                                                            std::span<const meta_value> metas, src_loc loc) const {
-  state::prepared p(s_->meta_names.size());
+  state::prepared p(args.size(), s_->meta_names.size());
   s_->prepare(p, args, metas, loc);
-  const compiled& c = s_->get(p, args, loc);
+  const compiled& c = s_->get(p, loc);
   return {s_, c.mod.get()};  // keeps the kernel's state, and so the compiled kernel, alive
 }
 
 void kernel_core::launch(const launch_grid& grid, std::span<const launch_arg> args, std::span<const meta_value> metas,
                          src_loc loc) const {
-  state::prepared p(s_->meta_names.size());
+  state::prepared p(args.size(), s_->meta_names.size());
   s_->prepare(p, args, metas, loc);
-  const compiled& c = s_->get(p, args, loc);
+  const compiled& c = s_->get(p, loc);
   grid3 g = grid.extents;
   if (grid.fn) {
     meta m(p.metas.span(), loc);

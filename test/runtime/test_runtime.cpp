@@ -356,6 +356,52 @@ TEST_CASE("specialization: one trace per distinct specialization") {
   }
 }
 
+TEST_CASE("the specialization key and the trace read one classification of the arguments") {
+  // ir_hash traces afresh (no cache) and hashes the IR with its ArgInfo: arguments of one class
+  // must trace to the same IR (else the cache, keyed by class, would hand one launch code traced
+  // for another), and arguments of different classes to different IR (else the key splits
+  // launches the trace cannot tell apart).
+  auto k = tile::kernel("classes", [](tl::ptr<float> out, tl::ptr<float> in, tl::i32 n, tl::u32 u) {
+    auto offs = tl::arange(0, 16);
+    tl::store(out + offs, tl::load(in + offs) + tl::cast<float>(offs * n) + tl::cast<float>(u));
+  });
+  auto dev = interp();
+  auto a = dev.alloc<float>(64), b = dev.alloc<float>(64);
+  auto hash = [&](tile::arg out, tile::arg in, std::int32_t n, std::uint32_t u) {
+    std::vector<tile::detail::launch_arg> rt{out.value, in.value, tile::arg(n).value, tile::arg(u).value};
+    return k.core().ir_hash(rt, {}, {});
+  };
+  // each group: one class of n (i32), then of u (u32: 2^31 and up is not negative)
+  const std::vector<std::vector<std::int32_t>> n_classes = {{3, 5, 1001}, {1}, {0}, {16, 48, 1 << 20},
+                                                            {-16, -4096}, {-3, -17}};
+  const std::vector<std::vector<std::uint32_t>> u_classes = {{3, 0x80000001u}, {1}, {0}, {32, 0x80000000u}};
+  std::vector<std::uint64_t> seen;
+  for (auto& g : n_classes) {
+    const auto h = hash(a, b, g[0], 7);
+    for (auto v : g) CHECK_MESSAGE(hash(a, b, v, 7) == h, "n = " << v << " vs " << g[0]);
+    for (auto s : seen) CHECK_MESSAGE(s != h, "n = " << g[0]);
+    seen.push_back(h);
+  }
+  for (std::size_t i = 1; i < u_classes.size(); ++i) {  // u = 7 was the first group's
+    const auto& g = u_classes[i];
+    const auto h = hash(a, b, 5, g[0]);
+    for (auto v : g) CHECK_MESSAGE(hash(a, b, 5, v) == h, "u = " << v << " vs " << g[0]);
+    for (auto s : seen) CHECK_MESSAGE(s != h, "u = " << g[0]);
+    seen.push_back(h);
+  }
+  // pointers: disjoint or not, aligned to 16 bytes or not
+  const auto disjoint_aligned = hash(a, b, 5, 7);
+  CHECK(hash(a.view(4, 32), b.view(8, 32), 5, 7) == disjoint_aligned);
+  const auto disjoint_unaligned = hash(a.view(1, 32), b, 5, 7);
+  CHECK(hash(a.view(3, 32), b, 5, 7) == disjoint_unaligned);
+  const auto aliased = hash(a, a.view(8, 32), 5, 7);
+  CHECK(hash(b.view(4, 40), b, 5, 7) == aliased);
+  const auto aliased_unaligned = hash(a.view(1, 40), a, 5, 7);
+  const std::vector<std::uint64_t> ptrs = {disjoint_aligned, disjoint_unaligned, aliased, aliased_unaligned};
+  for (std::size_t i = 0; i < ptrs.size(); ++i)
+    for (std::size_t j = i + 1; j < ptrs.size(); ++j) CHECK_MESSAGE(ptrs[i] != ptrs[j], i << " vs " << j);
+}
+
 TEST_CASE("the IR shows the specialization") {
   int store_line = 0;
   auto k = tile::kernel("spec_ir", [&store_line](tl::ptr<float> out, tl::i32 n) {

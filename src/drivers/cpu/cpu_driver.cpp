@@ -132,6 +132,8 @@ class cpu_driver final : public host_memory_driver {
   }
 
   void launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) override {
+    if (m.made_by != module::backend::cpu)
+      throw tile::error("the CPU driver was given a module compiled for another backend", cfg.where, std::string(cfg.kernel));
     const auto& mod = static_cast<const cpu_module&>(m);
     std::vector<std::uint64_t> slots(args.size() + 1);
     for (std::size_t i = 0; i < args.size(); ++i) {

@@ -55,6 +55,7 @@ struct cpu_site {
 std::vector<cpu_site> collect_cpu_sites(const ir::Function& f);
 
 struct cpu_module final : module {
+  cpu_module() : module(backend::cpu) {}
   cpu_kernel_fn fn = nullptr;
   std::string kernel;
   std::vector<cpu_site> sites;

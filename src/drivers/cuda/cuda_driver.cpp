@@ -8,6 +8,9 @@
 #include <bit>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -136,6 +139,15 @@ namespace {
 
 constexpr std::size_t kLogBytes = 64 * 1024;
 
+/// `name` as a string that lives as long as the process: a launch records the last kernel it
+/// launched by storing this pointer (kernel names are few; each is kept once).
+const char* intern(const std::string& name) {
+  static std::mutex mu;
+  static auto& names = *new std::unordered_set<std::string>;  // never destroyed: read during exit
+  std::lock_guard l(mu);
+  return names.insert(name).first->c_str();
+}
+
 /// The text the JIT wrote into `buf`: `slot` holds the byte count it wrote back (the option's
 /// value slot itself, not a pointer), capped at the buffer and cut at the first NUL.
 std::string jit_log(const std::string& buf, void* slot) {
@@ -201,6 +213,7 @@ std::unique_ptr<cuda_module> cuda_driver::load_module(const cuda_module_source& 
   auto mod = std::make_unique<cuda_module>();
   mod->ctx = ctx_;
   mod->kernel = kernel;
+  mod->interned_kernel = intern(kernel);
   mod->entry = src.entry;
   mod->num_warps = src.num_warps;
   mod->shared_bytes = src.shared_bytes;
@@ -284,11 +297,7 @@ void cuda_driver::check(cu::CUresult r, std::string_view call) const {
   if (r == cu::CUDA_SUCCESS) return;
   std::string detail;
   if (cu::is_sticky(r)) {
-    std::string last;
-    {
-      std::lock_guard l(last_mu_);
-      last = last_kernel_;
-    }
+    const std::string last = last_kernel_.load(std::memory_order_relaxed);
     detail = "a kernel faulted earlier";
     if (!last.empty()) detail += " (the last kernel launched on this device was '" + last + "')";
     detail += "; the CUDA context cannot be used any more";
@@ -459,8 +468,8 @@ std::uint64_t pack_arg(const kernel_arg& a, std::size_t index, std::string_view 
 
 }  // namespace
 
-void cuda_driver::encode_tensor_map(cu::CUtensorMap& map, const tensor_map_spec& t, std::span<const kernel_arg> args,
-                                    std::string_view kernel, const src_loc& where) const {
+std::array<std::int64_t, 4> cuda_driver::tensor_map_inputs(const tensor_map_spec& t, std::span<const kernel_arg> args,
+                                                           std::string_view kernel, const src_loc& where) const {
   if (!api_->cuTensorMapEncodeTiled)
     throw tile::error("this kernel copies with the TMA, and this driver (" + std::to_string(api_->driver_version) +
                           ") has no cuTensorMapEncodeTiled (CUDA 12.0 or newer is needed)",
@@ -487,6 +496,13 @@ void cuda_driver::encode_tensor_map(cu::CUtensorMap& map, const tensor_map_spec&
     throw tile::error("a tensor descriptor copied by the TMA has the row stride " + std::to_string(stride) +
                           ": it must be positive, a multiple of 16 bytes and below 2^40 bytes",
                       where, std::string(kernel));
+  return {value(t.base), rows, cols, stride};
+}
+
+void cuda_driver::encode_tensor_map(cu::CUtensorMap& map, const tensor_map_spec& t, const std::array<std::int64_t, 4>& in,
+                                    std::string_view kernel, const src_loc& where) const {
+  const auto [base, rows, cols, stride] = in;
+  const std::uint64_t es = size_of(t.elem);
   const cu::cuuint64_t dims[2] = {static_cast<cu::cuuint64_t>(cols), static_cast<cu::cuuint64_t>(rows)};
   const cu::cuuint64_t strides[1] = {static_cast<cu::cuuint64_t>(stride) * es};
   const cu::cuuint32_t box[2] = {t.box_cols, t.box_rows};
@@ -496,7 +512,7 @@ void cuda_driver::encode_tensor_map(cu::CUtensorMap& map, const tensor_map_spec&
                                                             : cu::CU_TENSOR_MAP_SWIZZLE_32B;
   const cu::CUresult r = api_->cuTensorMapEncodeTiled(
       &map, t.elem == dtype::bf16 ? cu::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : cu::CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
-      reinterpret_cast<void*>(static_cast<std::uintptr_t>(value(t.base))), dims, strides, box, unit,
+      reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), dims, strides, box, unit,
       cu::CU_TENSOR_MAP_INTERLEAVE_NONE, sw, cu::CU_TENSOR_MAP_L2_PROMOTION_L2_256B, cu::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != cu::CUDA_SUCCESS)
     throw cuda_error(*api_, r, "cuTensorMapEncodeTiled", std::string(kernel),
@@ -506,8 +522,9 @@ void cuda_driver::encode_tensor_map(cu::CUtensorMap& map, const tensor_map_spec&
 }
 
 void cuda_driver::launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) {
-  const auto* mod = dynamic_cast<const cuda_module*>(&m);
-  if (!mod) throw tile::error("the CUDA driver was given a module compiled for another backend", cfg.where, std::string(cfg.kernel));
+  if (m.made_by != module::backend::cuda)
+    throw tile::error("the CUDA driver was given a module compiled for another backend", cfg.where, std::string(cfg.kernel));
+  const auto* mod = static_cast<const cuda_module*>(&m);
   const std::string_view kernel = cfg.kernel.empty() ? std::string_view(mod->kernel) : cfg.kernel;
   if (!mod->ctx || mod->ctx->handle() != ctx_->handle())
     throw tile::error("the module was loaded for another CUDA device than " + info_.name + " (device " +
@@ -539,21 +556,44 @@ void cuda_driver::launch(const module& m, const launch_config& cfg, std::span<co
     slots[i] = pack_arg(args[i], i, kernel, cfg.where);
     params[i] = &slots[i];
   }
-  // the TMA's tensor maps, after the arguments (__grid_constant__ parameters of 128 bytes)
+  // the TMA's tensor maps, after the arguments (__grid_constant__ parameters of 128 bytes),
+  // encoded again only where the values they come from changed since the module's last launch
   std::array<cu::CUtensorMap, kMaxTensorMaps> maps;
-  std::vector<void*> all_params;
+  std::array<void*, kInline + kMaxTensorMaps> inline_all;
+  std::vector<void*> heap_all;
   const std::size_t nmaps = mod->tensor_maps.size();
   if (nmaps > 0) {
     if (nmaps > kMaxTensorMaps)
       throw tile::error("internal error: " + std::to_string(nmaps) + " tensor maps, more than a launch passes (" +
                             std::to_string(kMaxTensorMaps) + ")",
                         cfg.where, std::string(kernel));
-    all_params.assign(params, params + args.size());
+    std::array<std::int64_t, 4 * kMaxTensorMaps> in{};
     for (std::size_t k = 0; k < nmaps; ++k) {
-      encode_tensor_map(maps[k], mod->tensor_maps[k], args, kernel, cfg.where);
-      all_params.push_back(&maps[k]);
+      const auto v = tensor_map_inputs(mod->tensor_maps[k], args, kernel, cfg.where);
+      std::copy(v.begin(), v.end(), in.begin() + static_cast<std::ptrdiff_t>(4 * k));
     }
-    params = all_params.data();
+    // another thread launching this module meanwhile: encode here rather than wait
+    std::unique_lock memo(mod->memo.mu, std::try_to_lock);
+    if (memo.owns_lock() && mod->memo.valid && mod->memo.inputs == in) {
+      std::copy_n(mod->memo.maps.begin(), nmaps, maps.begin());
+    } else {
+      for (std::size_t k = 0; k < nmaps; ++k) {
+        std::array<std::int64_t, 4> v;
+        std::copy_n(in.begin() + static_cast<std::ptrdiff_t>(4 * k), 4, v.begin());
+        encode_tensor_map(maps[k], mod->tensor_maps[k], v, kernel, cfg.where);
+      }
+      if (memo.owns_lock()) {
+        mod->memo.inputs = in;
+        std::copy_n(maps.begin(), nmaps, mod->memo.maps.begin());
+        mod->memo.valid = true;
+      }
+    }
+    if (memo.owns_lock()) memo.unlock();
+    void** all = inline_all.data();
+    if (args.size() > kInline) heap_all.resize(args.size() + nmaps), all = heap_all.data();
+    std::copy_n(params, args.size(), all);
+    for (std::size_t k = 0; k < nmaps; ++k) all[args.size() + k] = &maps[k];
+    params = all;
   }
 
   make_current();
@@ -567,8 +607,7 @@ void cuda_driver::launch(const module& m, const launch_config& cfg, std::span<co
                          plural(static_cast<long long>(args.size()), "argument");
     throw cuda_error(*api_, r, "cuLaunchKernel", std::string(kernel), detail, cfg.where);
   }
-  std::lock_guard l(last_mu_);
-  last_kernel_ = kernel;
+  last_kernel_.store(mod->interned_kernel, std::memory_order_relaxed);
 }
 
 // ---------------------------------------------------------------------------------------------

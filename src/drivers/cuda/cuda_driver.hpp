@@ -20,6 +20,7 @@
 // errors): later calls report it, naming the last kernel launched.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -129,7 +130,7 @@ struct cuda_module_source {
 
 /// A kernel loaded on one device's context; unloaded when the last reference goes.
 struct cuda_module final : module {
-  cuda_module() = default;
+  cuda_module() : module(backend::cuda) {}
   cuda_module(const cuda_module&) = delete;
   cuda_module& operator=(const cuda_module&) = delete;
   ~cuda_module() override;
@@ -140,7 +141,18 @@ struct cuda_module final : module {
   cu::CUfunction fn = nullptr;
   int num_warps = 4;
   std::uint32_t shared_bytes = 0;   // dynamic shared memory per launch
-  std::vector<tensor_map_spec> tensor_maps;  // encoded by every launch (cuda_driver::launch)
+  std::vector<tensor_map_spec> tensor_maps;  // encoded where a launch's values change (tma_memo)
+  /// The tensor maps encoded last, with the values they were encoded from: a launch whose
+  /// values are the same (a loop launching one kernel on the same buffers) copies them instead
+  /// of calling cuTensorMapEncodeTiled again. Guarded by its mutex (TMA kernels only).
+  struct tma_memo {
+    std::mutex mu;
+    bool valid = false;
+    std::array<std::int64_t, 4 * kMaxTensorMaps> inputs{};  // base, rows, cols, row stride of each
+    std::array<cu::CUtensorMap, kMaxTensorMaps> maps{};
+  };
+  mutable tma_memo memo;
+  const char* interned_kernel = "";  // `kernel`, kept for the whole process (the last launch's name)
   // What the compiled function uses (cuFuncGetAttribute).
   int num_regs = 0;
   int static_shared_bytes = 0;
@@ -170,9 +182,13 @@ class cuda_driver final : public driver {
   /// double, f16/bf16 as their 16 bits) and launches `m` (a cuda_module of this device) on the
   /// current stream. An empty grid launches nothing.
   void launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) override;
-  /// Encodes `t` for a launch with `args` into `map` (cuTensorMapEncodeTiled); a tile::error
-  /// naming the kernel and the launch's file:line when the values do not suit the TMA.
-  void encode_tensor_map(cu::CUtensorMap& map, const tensor_map_spec& t, std::span<const kernel_arg> args,
+  /// The values `t` is encoded from at a launch with `args`: its base address, rows, columns
+  /// and row stride (elements); a tile::error naming the kernel and the launch's file:line when
+  /// they do not suit the TMA.
+  std::array<std::int64_t, 4> tensor_map_inputs(const tensor_map_spec& t, std::span<const kernel_arg> args,
+                                                std::string_view kernel, const src_loc& where) const;
+  /// Encodes `t` from those values into `map` (cuTensorMapEncodeTiled).
+  void encode_tensor_map(cu::CUtensorMap& map, const tensor_map_spec& t, const std::array<std::int64_t, 4>& in,
                          std::string_view kernel, const src_loc& where) const;
 
   /// Device-to-device copy, ordered on the current stream.
@@ -214,8 +230,9 @@ class cuda_driver final : public driver {
   cuda_device_info info_;
   std::shared_ptr<const cuda_context> ctx_;
   std::atomic<cu::CUstream> stream_{nullptr};
-  mutable std::mutex last_mu_;
-  std::string last_kernel_;  // the last kernel launched, for reports of faults found later
+  // the last kernel launched, for reports of faults found later (cuda_module::interned_kernel:
+  // the launch stores a pointer, it copies no string and takes no lock)
+  std::atomic<const char*> last_kernel_{""};
 };
 
 /// A CUDA event on a driver's context (it keeps the context alive; record() uses the driver,

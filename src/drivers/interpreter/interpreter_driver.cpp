@@ -15,7 +15,8 @@ namespace tile::drivers {
 namespace {
 
 struct interpreter_module final : module {
-  explicit interpreter_module(std::shared_ptr<const ir::Function> fn) : program(std::move(fn)) {}
+  explicit interpreter_module(std::shared_ptr<const ir::Function> fn)
+      : module(backend::interpreter), program(std::move(fn)) {}
   interp::Program program;
 };
 
@@ -24,6 +25,8 @@ class interpreter_driver final : public host_memory_driver {
   std::string name() const override { return "interpreter"; }
 
   void launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) override {
+    if (m.made_by != module::backend::interpreter)
+      throw tile::error("the interpreter was given a module compiled for another backend", cfg.where, std::string(cfg.kernel));
     const auto& mod = static_cast<const interpreter_module&>(m);
     std::vector<interp::ArgValue> values;
     std::vector<interp::Region> regions;

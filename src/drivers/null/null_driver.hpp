@@ -39,6 +39,7 @@ null_limits null_limits_for(int sm, std::string arch);
 
 /// A kernel compiled for a null device: what its launches are checked with.
 struct null_module final : module {
+  null_module() : module(backend::null) {}
   std::string kernel;                 // the user's kernel name
   std::string entry;                  // the PTX .entry symbol
   std::string arch;                   // "sm_90a"
