@@ -64,7 +64,8 @@ constexpr std::uint64_t xxh_merge(std::uint64_t acc, std::uint64_t v) {
   return acc * xxh_p1 + xxh_p4;
 }
 
-/// XXH64 (the reference algorithm, written out here; no dependency).
+}  // namespace
+
 std::uint64_t xxh64(std::string_view s, std::uint64_t seed) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const unsigned char* const end = p + s.size();
@@ -96,6 +97,8 @@ std::uint64_t xxh64(std::string_view s, std::uint64_t seed) {
   h ^= h >> 32;
   return h;
 }
+
+namespace {
 
 void append_hex(std::string& out, std::uint64_t v) {
   static constexpr char digits[] = "0123456789abcdef";
