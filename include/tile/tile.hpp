@@ -8,6 +8,7 @@
 
 #include "tile/core/dtype.hpp"
 #include "tile/core/error.hpp"
+#include "tile/runtime/aot.hpp"
 #include "tile/runtime/autotune.hpp"
 #include "tile/runtime/device.hpp"
 #include "tile/runtime/kernel.hpp"

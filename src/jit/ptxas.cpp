@@ -181,7 +181,7 @@ ptxas_result run_ptxas(const std::string& ptxas, std::string_view ptx, const std
   return r;
 }
 
-bool assemble(const ptx_kernel& k, ptxas_usage* usage) {
+bool assemble(const ptx_kernel& k, ptxas_usage* usage, std::string* cubin) {
   const std::string ptxas = find_ptxas();
   if (ptxas.empty()) return false;
   const std::string digest = digest_of(k);
@@ -189,7 +189,7 @@ bool assemble(const ptx_kernel& k, ptxas_usage* usage) {
   static std::mutex mu;
   static std::unordered_map<std::string, ptxas_usage> done;  // arch|digest|dump dir of every PTX ptxas accepted
   const std::string key = k.arch + "|" + digest + "|" + dump;
-  {
+  if (!cubin) {
     std::lock_guard l(mu);
     if (auto it = done.find(key); it != done.end()) {
       if (usage) *usage = it->second;
@@ -206,29 +206,26 @@ bool assemble(const ptx_kernel& k, ptxas_usage* usage) {
   dump_artifact(k.kernel, digest, "cubin", r.cubin);
   const ptxas_usage u{.registers = r.registers, .spill_bytes = r.spill_bytes, .serialized_mma = r.log.find("C7515") != std::string::npos};
   if (usage) *usage = u;
+  if (cubin) *cubin = std::move(r.cubin);
   std::lock_guard l(mu);
   done.emplace(key, u);
   return true;
 }
 
-std::unique_ptr<drivers::module> compile_null(const ir::Function& fn, const targets::nvptx::arch& a) {
+nvptx_build build_nvptx(const ir::Function& fn, const targets::nvptx::arch& a, bool want_cubin) {
   // the occupancy retry (jit/pick_variant.hpp) on the registers ptxas reports, where it is present
-  struct build {
-    std::shared_ptr<const ptx_kernel> k;  // writes .tir, .gtir, .layouts, .ll, .ptx when dumping
-    bool assembled = false;
-    ptxas_usage usage;
-  };
+  using build = nvptx_build;  // k writes .tir, .gtir, .layouts, .ll, .ptx when dumping
   const sm_limits sm = sm_limits_of(a.sm);
   const auto use = [](const build& b) {
     return block_use{.threads = 32 * b.k->num_warps, .registers = b.usage.registers, .shared_bytes = b.k->shared_bytes};
   };
   const auto make = [&](targets::nvptx::lowering_options options) {
-    build b{compile_ptx(fn, a, options), false, {}};
-    b.assembled = assemble(*b.k, &b.usage);
+    build b{compile_ptx(fn, a, options), false, {}, {}};
+    b.assembled = assemble(*b.k, &b.usage, want_cubin ? &b.cubin : nullptr);
     return b;
   };
   std::optional<targets::nvptx::lowering_options> lean_options;
-  const build chosen = pick_variant(
+  return pick_variant(
       make({}),
       [&](const build& b) {
         return b.assembled && b.usage.registers >= 0 && env::enabled("TILE_OCCUPANCY_RETRY") &&
@@ -240,6 +237,10 @@ std::unique_ptr<drivers::module> compile_null(const ir::Function& fn, const targ
         return lean;
       },
       [&](const build& b, const build& o) { return holds_more(sm, use(b), b.usage.spill_bytes, use(o), o.usage.spill_bytes); });
+}
+
+std::unique_ptr<drivers::module> compile_null(const ir::Function& fn, const targets::nvptx::arch& a) {
+  const nvptx_build chosen = build_nvptx(fn, a, false);
   const std::shared_ptr<const ptx_kernel>& k = chosen.k;
   const bool assembled = chosen.assembled;
   const ptxas_usage& usage = chosen.usage;

@@ -59,7 +59,18 @@ struct ptxas_usage {
 /// (again when TILE_DUMP_DIR changes), writing <kernel>-<digest>.cubin into TILE_DUMP_DIR, and
 /// what ptxas reported into `usage` where given. Returns false when there is no ptxas; throws
 /// tile::error naming the kernel and quoting ptxas's output when ptxas rejects the PTX.
-bool assemble(const ptx_kernel& k, ptxas_usage* usage = nullptr);
+/// `cubin`, where given, receives the cubin (ptxas then runs even for a PTX it assembled before).
+bool assemble(const ptx_kernel& k, ptxas_usage* usage = nullptr, std::string* cubin = nullptr);
+
+/// `fn` compiled for `a` as compile_null compiles it (the PTX; assembled where ptxas is present,
+/// the occupancy retry included): what an ahead-of-time build keeps (aot/build.cpp).
+struct nvptx_build {
+  std::shared_ptr<const ptx_kernel> k;
+  bool assembled = false;
+  ptxas_usage usage;
+  std::string cubin;  // when assembled and asked for
+};
+nvptx_build build_nvptx(const ir::Function& fn, const targets::nvptx::arch& a, bool want_cubin);
 
 /// The null backend's compile: compile_ptx for `a` (which writes the .ptx into TILE_DUMP_DIR),
 /// then assemble() where ptxas is present; there, as compile_cuda does on a device, a kernel

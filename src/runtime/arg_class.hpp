@@ -65,6 +65,25 @@ inline ir::ArgInfo arg_info(arg_class c, std::size_t index) {
   return info;
 }
 
+/// How a specialization's text names the class (after the parameter's type): "" for a float,
+/// " 16-byte-aligned noalias" for a pointer, " = 1", " multiple of 16", " negative" …
+inline const char* describe(arg_class c) {
+  switch (c) {
+    case arg_class::ptr_disjoint_aligned: return " 16-byte-aligned noalias";
+    case arg_class::ptr_disjoint: return " unaligned noalias";
+    case arg_class::ptr_aligned: return " 16-byte-aligned aliased";
+    case arg_class::ptr: return " unaligned aliased";
+    case arg_class::floating: return "";
+    case arg_class::int_one: return " = 1";
+    case arg_class::int_zero: return " = 0";
+    case arg_class::int_16n: return " positive multiple of 16";
+    case arg_class::int_neg_16n: return " negative multiple of 16";
+    case arg_class::int_pos: return " positive";
+    case arg_class::int_neg: return " negative";
+  }
+  return "";
+}
+
 /// An integer argument of this class is traced as the constant 1.
 constexpr bool traced_as_one(arg_class c) { return c == arg_class::int_one; }
 

@@ -3,10 +3,12 @@
 // (TILE_PTXAS_CHECK).
 #include <mutex>
 
-#include "drivers/interpreter/interpreter_driver.hpp"
-#ifdef TILE_HAVE_LLVM
+#include "aot/catalog.hpp"
+#include "aot/device_targets.hpp"
 #include "drivers/cpu/cpu_module.hpp"
 #include "drivers/cuda/cuda_driver.hpp"
+#include "drivers/interpreter/interpreter_driver.hpp"
+#ifdef TILE_HAVE_LLVM
 #include "drivers/null/null_driver.hpp"
 #include "jit/compile_nvptx.hpp"
 #include "jit/compile.hpp"
@@ -34,11 +36,34 @@ std::shared_ptr<detail::device_impl> make_interpreter(std::string&) {
 }
 
 #ifdef TILE_HAVE_LLVM
+constexpr bool kCompiles = true;
+#else
+constexpr bool kCompiles = false;  // libtile_rt: prebuilt kernels only (src/aot)
+/// Without a compiler a backend is there only for the archives' kernels.
+detail::device_impl::compile_fn no_compiler() {
+  return [](std::shared_ptr<const ir::Function> fn) -> std::unique_ptr<drivers::module> {
+    throw tile::error("internal error: no compiler in this library", {}, fn->name);
+  };
+}
+#endif
+
 std::shared_ptr<detail::device_impl> make_cpu(std::string& why) {
+  const std::vector<std::string> targets = aot::cpu_targets();
   try {
+#ifdef TILE_HAVE_LLVM
     const auto& h = targets::cpu::host();
-    return std::make_shared<detail::device_impl>("cpu (" + h.cpu + ", " + h.triple + ")", "cpu", drivers::make_cpu_driver(),
-                                                 jit::compile_cpu);
+    auto d = std::make_shared<detail::device_impl>("cpu (" + h.cpu + ", " + h.triple + ")", "cpu", drivers::make_cpu_driver(),
+                                                   jit::compile_cpu);
+#else
+    if (!aot::has_target(targets)) {
+      why = "this library has no compiler (libtile_rt), and no archive linked or loaded has kernels for this CPU";
+      return nullptr;
+    }
+    auto d = std::make_shared<detail::device_impl>("cpu (" + (targets.empty() ? std::string("?") : targets.front().substr(4)) + ")",
+                                                   "cpu", drivers::make_cpu_driver(), no_compiler());
+#endif
+    d->with_aot(targets, kCompiles);
+    return d;
   } catch (const std::exception& e) {
     why = e.what();
     return nullptr;
@@ -53,13 +78,26 @@ std::shared_ptr<detail::device_impl> make_cuda(std::string& why) {
     if (!drv) return nullptr;
     auto* cd = static_cast<drivers::cuda_driver*>(drv.get());
     const std::string name = "cuda (" + cd->info().describe() + ")";
-    return std::make_shared<detail::device_impl>(
+    std::vector<std::string> targets = aot::cuda_targets(cd->info().cc_major, cd->info().cc_minor);
+#ifdef TILE_HAVE_LLVM
+    auto d = std::make_shared<detail::device_impl>(
         name, "cuda", std::move(drv), [cd](std::shared_ptr<const ir::Function> fn) { return jit::compile_cuda(std::move(fn), *cd); });
+#else
+    if (!aot::has_target(targets)) {
+      why = "this library has no compiler (libtile_rt), and no archive linked or loaded has kernels for " + name;
+      return nullptr;
+    }
+    auto d = std::make_shared<detail::device_impl>(name, "cuda", std::move(drv), no_compiler());
+#endif
+    d->with_aot(std::move(targets), kCompiles);
+    return d;
   } catch (const std::exception& e) {
     why = e.what();
     return nullptr;
   }
 }
+
+#ifdef TILE_HAVE_LLVM
 
 // Compile-only: the NVIDIA compile path for TILE_TARGET (default sm_90a), launches checked
 // against its limits, nothing run (drivers/null/null_driver.hpp).
@@ -88,10 +126,8 @@ std::shared_ptr<detail::device_impl> make_null(std::string& why) {
 
 // In order of preference (best first); compiled backends join this table as they land.
 const backend_entry kBackends[] = {
-#ifdef TILE_HAVE_LLVM
     {"cuda", make_cuda},
     {"cpu", make_cpu},
-#endif
     {"interpreter", make_interpreter},
 #ifdef TILE_HAVE_LLVM
     {"null", make_null, /*explicit_only=*/true},

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "drivers/driver.hpp"
 #include "ir/ir.hpp"
@@ -26,6 +27,17 @@ class device_impl {
   const std::string& backend() const { return backend_; }
   drivers::driver& driver() const { return *drv_; }
   bool computes() const { return computes_; }
+  /// The ahead-of-time archives' targets this device runs, best first (aot/device_targets.hpp);
+  /// a launch looks its kernel up there before compiling it.
+  const std::vector<std::string>& aot_targets() const { return aot_targets_; }
+  /// False where this library has no compiler for the device (libtile_rt): a launch whose kernel
+  /// is not prebuilt is an error naming the specialization.
+  bool compiles() const { return compiles_; }
+  device_impl& with_aot(std::vector<std::string> targets, bool compiles) {
+    aot_targets_ = std::move(targets);
+    compiles_ = compiles;
+    return *this;
+  }
   /// Compiles `fn` for this backend; under TILE_PTXAS_CHECK=<arch> also for that NVIDIA arch,
   /// assembled by ptxas (a failure of either is a tile::error).
   std::unique_ptr<drivers::module> compile(std::shared_ptr<const ir::Function> fn) const;
@@ -36,6 +48,8 @@ class device_impl {
   std::unique_ptr<drivers::driver> drv_;
   compile_fn compile_;
   bool computes_ = true;
+  std::vector<std::string> aot_targets_;
+  bool compiles_ = true;
 };
 
 }  // namespace tile::detail

@@ -14,6 +14,8 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include "aot/catalog.hpp"
+#include "aot/load_module.hpp"
 #include "frontend/trace.hpp"
 #include "runtime/arg_class.hpp"
 #include "runtime/device_impl.hpp"
@@ -211,6 +213,8 @@ struct kernel_core::state {
   /// The compiled specialization (traced and compiled on first use); it lives as long as the kernel.
   const compiled& get(const prepared& p, src_loc loc);
   std::shared_ptr<compiled> build(const prepared& p) const;
+  /// The specialization as messages and archives name it.
+  std::string spec_text(const prepared& p) const;
   /// Traced from the prepared launch alone: the arguments' classes, never their values.
   std::shared_ptr<ir::Function> trace(const prepared& p) const;
   [[noreturn]] void fail(const std::string& m, src_loc loc) const { throw tile::error(m, loc, name); }
@@ -316,9 +320,47 @@ void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, 
   p.key.put(p.dev);
 }
 
+std::string kernel_core::state::spec_text(const prepared& p) const {
+  std::string s;
+  auto add = [&](const std::string& f) { s += (s.empty() ? "" : ", ") + f; };
+  const std::span<const arg_class> classes = p.classes.span();
+  std::size_t r = 0;
+  for (auto& q : params)
+    if (q.k != param_desc::kind::meta) add(param_str(q).substr(4) + describe(classes[r++]));  // (no "tl::")
+  for (const meta_value& m : p.metas.span())
+    add(std::string(m.name) + "=" +
+        (m.k == meta_value::kind::boolean ? (m.i ? "true" : "false")
+         : m.k == meta_value::kind::floating ? std::to_string(m.f)
+                                             : std::to_string(m.i)));
+  add("num_warps=" + std::to_string(p.num_warps));
+  add("num_stages=" + std::to_string(p.num_stages));
+  if (!p.fp_fusion) add("enable_fp_fusion=false");
+  return s;
+}
+
 std::shared_ptr<compiled> kernel_core::state::build(const prepared& p) const {
   auto c = std::make_shared<compiled>();
   c->fn = trace(p);
+  // kernels built ahead of time (src/aot): a pre-filled cache the full library compiles past,
+  // and all libtile_rt has
+  const std::vector<std::string>& targets = p.dev->aot_targets();
+  if (aot::any() && !targets.empty()) {
+    const aot::archive* from = nullptr;
+    if (const aot::entry* e = aot::find(aot::lookup_key(*c->fn), targets, &from)) {
+      c->mod = aot::load_module(*e, *from, *c->fn, p.dev->driver());
+      return c;
+    }
+  }
+  if (!p.dev->compiles()) {
+    std::string on;
+    for (const auto& t : targets) on += (on.empty() ? "" : ", ") + t;
+    throw tile::error("no prebuilt kernel for this specialization on " + p.dev->name() +
+                          (on.empty() ? "" : " (targets " + on + ")") + ":\n    " + spec_text(p) +
+                          aot::nearest(name, spec_text(p)) +
+                          "\n  this program has no compiler (libtile_rt): list the launch in its ahead-of-time build "
+                          "(tile::aot::builder), or link libtile",
+                      {}, name);
+  }
   c->mod = p.dev->compile(c->fn);
   return c;
 }
@@ -435,6 +477,17 @@ std::uint64_t kernel_core::ir_hash(std::span<const launch_arg> args, std::span<c
   s_->prepare(p, args, metas, loc);
   try {
     return ir::structural_hash(*s_->trace(p));
+  } catch (const tile::error& e) {
+    throw e.where().known() ? e : tile::error(e.message(), loc, s_->name);
+  }
+}
+
+traced_launch kernel_core::trace_launch(std::span<const launch_arg> args, std::span<const meta_value> metas,
+                                        src_loc loc) const {
+  state::prepared p(args.size(), s_->meta_names.size());
+  s_->prepare(p, args, metas, loc);
+  try {
+    return {s_->trace(p), s_->spec_text(p)};
   } catch (const tile::error& e) {
     throw e.where().known() ? e : tile::error(e.message(), loc, s_->name);
   }

@@ -34,6 +34,9 @@
 namespace tile::drivers {
 struct module;  // a kernel compiled for one backend (src/drivers)
 }
+namespace tile::ir {
+struct Function;  // the tile IR (src/ir)
+}
 
 namespace tile {
 
@@ -142,6 +145,13 @@ constexpr meta_name<S> operator""_c() {
 
 namespace detail {
 
+/// A launch's specialization traced (not cached, not compiled): what an ahead-of-time build
+/// lists (tile::aot::builder).
+struct traced_launch {
+  std::shared_ptr<const ir::Function> fn;
+  std::string spec;  // the specialization as messages name it: arguments' classes, metas, options
+};
+
 /// The non-template core of every kernel: specialization, the cache of traced and compiled
 /// kernels, and launching (src/runtime/kernel.cpp).
 class kernel_core {
@@ -158,6 +168,8 @@ class kernel_core {
   /// The structural hash of the tile IR these arguments trace to (traced now, not cached, not
   /// compiled): what the autotuner's disk cache keys on, so an edited kernel is tuned again.
   std::uint64_t ir_hash(std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const;
+  /// These arguments' specialization, checked as a launch checks it and traced now.
+  traced_launch trace_launch(std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const;
   const std::string& name() const;
   /// Number of specializations traced so far.
   std::size_t traces() const;
@@ -577,6 +589,15 @@ class kernel_t {
       mv.back().name = m.name;
     }
     core_.launch(g, rt, mv, g.loc);
+  }
+
+  /// This launch's specialization, checked as the launch would be and traced now (what
+  /// tile::aot::builder lists): `k.trace_launch(x, y, out, n, "BLOCK"_c = 1024)`.
+  template <class... A>
+  detail::traced_launch trace_launch(A&&... args) const {
+    check<A...>();
+    auto [rt, metas] = collect(args...);
+    return core_.trace_launch(std::span(rt.data(), sig::runtime_count), metas, {});
   }
 
   const std::string& name() const { return core_.name(); }

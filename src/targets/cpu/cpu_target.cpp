@@ -43,8 +43,14 @@ std::string Host::key() const {
   return "cpu-" + triple + "-" + cpu + "-" + buf;
 }
 
-std::unique_ptr<llvm::TargetMachine> make_target_machine() {
-  const Host& h = host();
+Host level(const std::string& cpu_name) {
+  Host r = host();  // the triple (and the targets' initialization)
+  r.cpu = cpu_name;
+  r.features.clear();
+  return r;
+}
+
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const Host& h) {
   std::string err;
   const llvm::Target* t = llvm::TargetRegistry::lookupTarget(h.triple, err);
   if (!t) throw tile::error("cpu target: no LLVM target for " + h.triple + ": " + err);
@@ -56,7 +62,8 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine() {
   return std::unique_ptr<llvm::TargetMachine>(tm);
 }
 
-CpuTarget::CpuTarget(const ir::Function& f) {
+CpuTarget::CpuTarget(const ir::Function& f, Host machine, std::string scratch_symbol)
+    : machine_(std::move(machine)), scratch_symbol_(std::move(scratch_symbol)) {
   int n = 0;
   ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& op) {
     if (op.kind == ir::OpKind::print || op.kind == ir::OpKind::assert_ || op.kind == ir::OpKind::for_) site_[&op] = n++;
@@ -70,8 +77,8 @@ int CpuTarget::site_of(const ir::Op& op) const {
 }
 
 void CpuTarget::configure_module(llvm::Module& m) const {
-  m.setTargetTriple(host().triple);
-  auto tm = make_target_machine();
+  m.setTargetTriple(machine_.triple);
+  auto tm = make_target_machine(machine_);
   m.setDataLayout(tm->createDataLayout());
 }
 
@@ -81,8 +88,8 @@ llvm::Function* CpuTarget::declare_kernel(llvm::Module& m, const ir::Function&, 
   auto* ft = llvm::FunctionType::get(llvm::Type::getInt32Ty(c), {ptr, ptr}, false);
   auto* f = llvm::Function::Create(ft, llvm::Function::ExternalLinkage, symbol, m);
   f->addFnAttr(llvm::Attribute::NoUnwind);
-  f->addFnAttr("target-cpu", host().cpu);
-  f->addFnAttr("target-features", host().features);
+  f->addFnAttr("target-cpu", machine_.cpu);
+  if (!machine_.features.empty()) f->addFnAttr("target-features", machine_.features);
   f->addParamAttr(0, llvm::Attribute::NoAlias);
   f->addParamAttr(0, llvm::Attribute::ReadOnly);
   f->addParamAttr(1, llvm::Attribute::NoAlias);
@@ -150,7 +157,7 @@ llvm::Value* CpuTarget::scratch_base(codegen::Lowering& L, codegen::Builder& at)
 void CpuTarget::finish_kernel(codegen::Lowering& L, std::uint64_t scratch_bytes) const {
   auto* ty = llvm::Type::getInt64Ty(L.ctx);
   new llvm::GlobalVariable(*L.mod, ty, true, llvm::GlobalValue::ExternalLinkage, llvm::ConstantInt::get(ty, scratch_bytes),
-                           kScratchSymbol);
+                           scratch_symbol_);
 }
 
 }  // namespace tile::targets::cpu

@@ -23,8 +23,13 @@ struct Host {
 };
 const Host& host();
 
-/// A new target machine for the host at -O3 (one per compile: not shared across threads).
-std::unique_ptr<llvm::TargetMachine> make_target_machine();
+/// A machine named by its x86-64 level ("x86-64-v3"): what ahead-of-time CPU code is built for
+/// (the level's own features, none of the build host's others).
+Host level(const std::string& cpu_name);
+
+/// A new target machine at -O3 for `m` (the host by default; one per compile: not shared
+/// across threads).
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const Host& m = host());
 
 /// The object's global holding the kernel's scratch size (an i64).
 inline constexpr const char* kScratchSymbol = "tile_scratch_bytes";
@@ -33,7 +38,8 @@ class CpuTarget final : public codegen::TargetHooks {
  public:
   /// `f`: the kernel about to be lowered (its print/assert/for ops are numbered as
   /// drivers::collect_cpu_sites numbers them).
-  explicit CpuTarget(const ir::Function& f);
+  /// `machine`: what the code runs on; `scratch_symbol`: the global holding its scratch size.
+  explicit CpuTarget(const ir::Function& f, Host machine = host(), std::string scratch_symbol = kScratchSymbol);
   std::string name() const override { return "cpu"; }
   void configure_module(llvm::Module& m) const override;
   llvm::Function* declare_kernel(llvm::Module& m, const ir::Function& f, const std::string& symbol) const override;
@@ -48,6 +54,8 @@ class CpuTarget final : public codegen::TargetHooks {
 
  private:
   std::unordered_map<const ir::Op*, int> site_;
+  Host machine_;
+  std::string scratch_symbol_;
   int site_of(const ir::Op& op) const;
 };
 
