@@ -70,6 +70,8 @@ std::string host_backend_missing();
 inline constexpr needs needs_cuda{"needs a CUDA device", [] { return backend_missing("cuda"); }};
 /// The cpu backend (built with LLVM).
 inline constexpr needs needs_cpu{"needs the cpu backend", [] { return backend_missing("cpu"); }};
+/// The null backend (compile-only; built with LLVM).
+inline constexpr needs needs_null{"needs the null backend", [] { return backend_missing("null"); }};
 /// A backend that runs on the host (see host_backend_missing).
 inline constexpr needs needs_host_backend{"needs a host backend", host_backend_missing};
 

@@ -2,9 +2,13 @@
 # test/consumer/run.sh [BUILD_DIR] — the install check (scripts/test runs it; it is not a meson
 # test because it needs an installed tree). Installs tile from BUILD_DIR (default build/) into a
 # scratch tree with `meson install --destdir`, then builds test/consumer/main.cpp against it
-#   1. with CMake: find_package(tile REQUIRED), tile::tile (shared) and tile::tile_static;
+#   1. with CMake: find_package(tile REQUIRED), tile::tile (shared) and tile::tile_static; and
+#      aot_main.cpp with tile::tile_rt, its kernel compiled by tile_aot_kernels (aot_gen.cpp);
 #   2. with pkg-config: c++ main.cpp $(pkg-config --cflags --libs tile);
-# runs the three programs and checks that each prints "consumer OK". Also checks that the
+#   3. with Meson, tile as a subproject (subprojects/tile.wrap, wrap-git of this repository):
+#      main.cpp with dependency('tile'), aot_main.cpp with dependency('tile_rt') and the object
+#      aot_gen (dependency('tile')) writes;
+# runs the programs and checks that each prints "consumer OK". Also checks that the
 # installed package files carry no warning flags or -Werror. Set KEEP=1 to keep the scratch tree.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -72,6 +76,11 @@ deps=$(ldd "$work/cmake/consumer_static")
 if grep -q 'libtile\.so' <<<"$deps"; then fail "consumer_static needs libtile.so"; fi
 deps=$(LD_LIBRARY_PATH="$lib" ldd "$work/cmake/consumer")
 grep -qF "$lib/libtile.so" <<<"$deps" || fail "consumer does not load the installed libtile.so: $deps"
+# tile::tile_rt and tile_aot_kernels: the kernel compiled at build time, the program without LLVM
+expect_ok "CMake tile::tile_rt + tile_aot_kernels" env LD_LIBRARY_PATH="$lib" "$work/cmake/consumer_rt"
+deps=$(LD_LIBRARY_PATH="$lib" ldd "$work/cmake/consumer_rt")
+grep -qF "$lib/libtile_rt.so" <<<"$deps" || fail "consumer_rt does not load the installed libtile_rt.so: $deps"
+if grep -qE 'libtile\.so|libLLVM' <<<"$deps"; then fail "consumer_rt loads libtile.so or LLVM: $deps"; fi
 
 echo "consumer: pkg-config tile"
 export PKG_CONFIG_PATH="$lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest"
@@ -80,4 +89,28 @@ echo "consumer: pkg-config --cflags --libs tile: $flags"
 # shellcheck disable=SC2086  # word splitting of the flags is intended
 c++ "$here/main.cpp" $flags -o "$work/pkgconfig_consumer" || fail "pkg-config build"
 expect_ok "pkg-config" env LD_LIBRARY_PATH="$lib" "$work/pkgconfig_consumer"
+echo "consumer: Meson subproject('tile') through a wrap file"
+# A clean checkout is cloned by the wrap (wrap-git, this repository, its HEAD); a working tree
+# with changes is linked in instead, so what is tested is what is here.
+mp=$work/meson-project
+mkdir -p "$mp/subprojects"
+cp "$here/meson/meson.build" "$here/main.cpp" "$here/aot_kernels.hpp" "$here/aot_gen.cpp" "$here/aot_main.cpp" "$mp/"
+if [ -z "$(git -C "$root" status --porcelain 2>/dev/null)" ] && git -C "$root" rev-parse HEAD >/dev/null 2>&1; then
+  printf '[wrap-git]\nurl = %s\nrevision = %s\ndepth = 1\n' "file://$root" "$(git -C "$root" rev-parse HEAD)" \
+    >"$mp/subprojects/tile.wrap"
+  echo "consumer: subprojects/tile.wrap: $(tr '\n' ' ' <"$mp/subprojects/tile.wrap")"
+else
+  ln -s "$root" "$mp/subprojects/tile"
+  echo "consumer: the working tree has changes: subprojects/tile links to it (no wrap)"
+fi
+# debug: the subproject's libraries compile fastest unoptimized; the native file names LLVM 19
+if ! meson setup "$work/meson-build" "$mp" --native-file "$root/scripts/native-llvm19.ini" -Dbuildtype=debug \
+    >"$work/meson.log" 2>&1 || ! ninja -C "$work/meson-build" >>"$work/meson.log" 2>&1; then
+  tail -50 "$work/meson.log"
+  fail "Meson subproject build"
+fi
+expect_ok "Meson dependency('tile')" "$work/meson-build/consumer"
+expect_ok "Meson dependency('tile_rt') + kernels built ahead of time" "$work/meson-build/consumer_rt"
+deps=$(ldd "$work/meson-build/consumer_rt")
+if grep -qE 'libtile\.so|libLLVM' <<<"$deps"; then fail "the Meson consumer_rt loads libtile.so or LLVM: $deps"; fi
 echo "consumer: all OK"

@@ -4,6 +4,7 @@
 // kernel keeps working after each of them.
 #include "error_test.hpp"
 #include "../../samples/attention_kernels.hpp"
+#include "../requires.hpp"
 
 #include <atomic>
 #include <cinttypes>
@@ -482,7 +483,7 @@ TEST_CASE("an unknown backend") {
 // ---- what a kernel cannot take: fused attention (samples/attention_kernels.hpp) ----------------
 
 TEST_CASE("fused attention: a head dimension that is not a power of two, and blocks over the SM's shared memory, "
-          "fail at the launch naming the kernel, the line and the limit") {
+          "fail at the launch naming the kernel, the line and the limit" * tiletest::needs_null) {
   auto attn = make_attn_fwd<tile::half>("attn_fwd_f16");
   auto dev = tile::device::get("null");  // (sm_90a: 227 KiB of shared memory a block)
   const int H = 2, N = 256;

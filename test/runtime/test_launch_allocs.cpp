@@ -64,7 +64,7 @@ auto k12 = tile::kernel("a_kernel_whose_name_is_long", [](tl::ptr<float> out, tl
 });
 
 TEST_CASE("a launch whose specialization is compiled allocates nothing (null backend, 12 arguments, a long name)" *
-          doctest::skip(kAsan)) {
+          tiletest::needs_null * doctest::skip(kAsan)) {
   auto dev = tile::device::get("null");
   std::vector<tile::buffer<float>> b;
   for (int x = 0; x < 8; ++x) b.push_back(dev.alloc<float>(128));

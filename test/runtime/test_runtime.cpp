@@ -539,7 +539,6 @@ void zero_grid_runs_nothing(const tile::device& dev) {
   }
 }
 
-constexpr tiletest::needs needs_null{"needs the null backend", [] { return tiletest::backend_missing("null"); }};
 }  // namespace
 
 TEST_CASE("a grid with a zero extent runs nothing, after tracing and checking the launch: interpreter") {
@@ -550,7 +549,7 @@ TEST_CASE("a grid with a zero extent runs nothing, after tracing and checking th
   zero_grid_runs_nothing(tile::device::get("cpu"));
 }
 
-TEST_CASE("a grid with a zero extent runs nothing, after tracing and checking the launch: null" * needs_null) {
+TEST_CASE("a grid with a zero extent runs nothing, after tracing and checking the launch: null" * tiletest::needs_null) {
   zero_grid_runs_nothing(tile::device::get("null"));
 }
 
