@@ -216,6 +216,7 @@ std::string nearest(std::string_view kernel, std::string_view spec) {
     std::string spec;
     std::vector<std::string> targets;
     int same = 0;
+    std::size_t order = 0;  // first seen first among equals
   };
   std::vector<near> found;
   const auto want = fields(spec);
@@ -224,7 +225,7 @@ std::string nearest(std::string_view kernel, std::string_view spec) {
       if (e.code.kernel != kernel) continue;
       auto it = std::find_if(found.begin(), found.end(), [&](const near& n) { return n.spec == e.spec; });
       if (it == found.end()) {
-        near n{e.spec, {}, 0};
+        near n{e.spec, {}, 0, found.size()};
         const auto have = fields(e.spec);
         for (std::size_t i = 0; i < std::min(have.size(), want.size()); ++i) n.same += have[i] == want[i];
         found.push_back(std::move(n));
@@ -232,7 +233,9 @@ std::string nearest(std::string_view kernel, std::string_view spec) {
       }
       if (std::find(it->targets.begin(), it->targets.end(), e.target) == it->targets.end()) it->targets.push_back(e.target);
     }
-  std::stable_sort(found.begin(), found.end(), [](const near& x, const near& y) { return x.same > y.same; });
+  // (std::sort with the order as a tie-break: clang with libstdc++ 12 deprecates stable_sort's buffer)
+  std::sort(found.begin(), found.end(),
+            [](const near& x, const near& y) { return x.same != y.same ? x.same > y.same : x.order < y.order; });
   std::string out;
   if (found.empty()) {
     out += "\n  the archives linked or loaded have no specialization of '" + std::string(kernel) + "'";
