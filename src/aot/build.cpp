@@ -92,6 +92,7 @@ struct compiled_set {
 void compile_all(const std::vector<detail::traced_launch>& launches, const std::vector<std::string>& targets,
                  const std::string& name, bool allow_cpu, llvm::Module* module, compiled_set& out) {
   out.a.name = name;
+  out.a.choices = {};
   const std::string prefix = "tile_aot_" + hex16(jit::xxh64(name)).substr(0, 8) + "_";
   for (const std::string& t : targets) {
     const bool cpu = t.rfind("cpu-", 0) == 0;
@@ -172,6 +173,15 @@ void builder::add(detail::traced_launch launch) {
   launches_.push_back(std::move(launch));
 }
 
+void builder::add(detail::autotuner_core::build_choice c) {
+  if (c.target.empty())
+    throw tile::error("tile::aot::builder::tune: tune on the cpu or a cuda device (the buffers' device has no archive "
+                      "target)",
+                      {}, c.launch.fn ? c.launch.fn->name : std::string());
+  choices_.push_back({c.launch.fn->name, std::move(c.tuning), std::move(c.target), std::move(c.config)});
+  add(std::move(c.launch));
+}
+
 void builder::write_object(const std::string& path, const std::vector<std::string>& targets, const std::string& name) const {
   const auto ts = resolved(targets);
   llvm::LLVMContext ctx;
@@ -182,6 +192,7 @@ void builder::write_object(const std::string& path, const std::vector<std::strin
   module->setDataLayout(tm->createDataLayout());
   compiled_set set;
   compile_all(launches_, ts, name, /*allow_cpu=*/true, module.get(), set);
+  for (const auto& c : choices_) set.a.choices.push_back({c.kernel, c.tuning, c.target, c.config});
 
   // the archive, the CPU kernels' table and the constructor registering them
   llvm::Module& m = *module;
@@ -222,6 +233,7 @@ void builder::write_object(const std::string& path, const std::vector<std::strin
 void builder::write_archive(const std::string& path, const std::vector<std::string>& targets, const std::string& name) const {
   compiled_set set;
   compile_all(launches_, resolved(targets), name, /*allow_cpu=*/false, nullptr, set);
+  for (const auto& c : choices_) set.a.choices.push_back({c.kernel, c.tuning, c.target, c.config});
   write_file(path, serialize(set.a));
 }
 

@@ -118,6 +118,13 @@ std::string serialize(const archive& a) {
     out += "\n" + std::to_string(e.smem_carveout) + "\n";
     put_sized(out, jit::serialize(e.code));
   }
+  out += "\nchoices " + std::to_string(a.choices.size()) + "\n";
+  for (const choice& c : a.choices) {
+    put_sized(out, c.kernel);
+    put_sized(out, c.tuning);
+    put_sized(out, c.target);
+    put_sized(out, c.config);
+  }
   out += "\n";
   out += "xxh64 " + hex16(jit::xxh64(out)) + "\n";  // of everything before it, this line's newline included
   return out;
@@ -161,6 +168,16 @@ std::variant<archive, std::string> parse(std::string_view bytes) {
     e.code = std::move(*art);
     a.entries.push_back(std::move(e));
   }
+  std::string_view blank;
+  if (!r.line(blank) || !blank.empty() || !r.prefixed("choices ", num) || !r.parse(num, n))
+    return std::string("malformed (no choice count)");
+  for (std::size_t i = 0; i < n; ++i) {
+    choice c;
+    if (!r.sized(c.kernel) || !r.sized(c.tuning) || !r.sized(c.target) || !r.sized(c.config))
+      return "malformed (choice " + std::to_string(i) + " of " + std::to_string(n) + ")";
+    a.choices.push_back(std::move(c));
+  }
+  if (!r.line(blank) || !blank.empty() || r.pos() != tail + 1) return std::string("malformed (bytes after the choices)");
   return a;
 }
 
@@ -186,6 +203,15 @@ void refuse(std::string origin, std::string reason) {
 }
 
 bool any() { return any_archive.load(std::memory_order_acquire); }
+
+const std::string* find_choice(std::string_view kernel, std::string_view tuning, std::string_view target) {
+  auto& s = state();
+  std::lock_guard l(s.mu);
+  for (const archive& a : s.archives)
+    for (const choice& c : a.choices)
+      if (c.kernel == kernel && c.tuning == tuning && c.target == target) return &c.config;
+  return nullptr;
+}
 
 bool has_target(std::span<const std::string> targets) {
   auto& s = state();
@@ -256,8 +282,11 @@ std::string describe() {
   auto& s = state();
   std::lock_guard l(s.mu);
   std::string out;
-  for (const archive& a : s.archives)
+  for (const archive& a : s.archives) {
     for (const entry& e : a.entries) out += e.code.kernel + "  " + e.spec + "  " + e.target + "  (" + a.origin + ")\n";
+    for (const choice& c : a.choices)
+      out += c.kernel + "  tuned for " + c.tuning + " on " + c.target + ": {" + c.config + "}  (" + a.origin + ")\n";
+  }
   for (const auto& [origin, reason] : s.refused) out += "refused " + origin + ": " + reason + "\n";
   return out;
 }

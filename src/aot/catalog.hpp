@@ -5,9 +5,11 @@
 // has no compiler, a miss is an error naming the specialization and the nearest ones there are.
 //
 // An archive, as bytes (the blob an object file embeds, or a file loaded with tile::aot::load):
-//   "TILE-AOT 1\n"  "tile <version>\n"  "name <escaped>\n"  "entries <n>\n"
+//   "TILE-AOT 1\n"  "tile <version>\n"  "name <bytes>\n<name>\n"  "entries <n>\n"
 //   n times: "<bytes>\n<key>" "<bytes>\n<spec>" "<bytes>\n<target>" "<carveout>\n"
 //            "<bytes>\n<jit::artifact as serialize() writes it>"
+//   "choices <m>\n"
+//   m times: "<bytes>\n<kernel>" "<bytes>\n<tuning>" "<bytes>\n<target>" "<bytes>\n<config>"
 //   "xxh64 <16 hex digits of everything before this line>\n"
 // A CPU entry's artifact (kind "cpu") holds no code: its `entry` names a function linked into
 // the program with the archive (the object registers the symbols' addresses beside the blob).
@@ -50,11 +52,20 @@ struct entry {
   jit::artifact code;      // kind "cubin", "ptx" or "cpu"
 };
 
+/// An autotuned kernel's choice, made when the archive was built (tile::aot::builder::tune).
+struct choice {
+  std::string kernel;  // the kernel's name
+  std::string tuning;  // what the choice depends on: the configs, the key's values, the launch's metas
+  std::string target;  // the device it was tuned on, as its best target names it ("sm_90a", "cpu-x86-64-v4")
+  std::string config;  // the config chosen (tile::config::str())
+};
+
 struct archive {
   std::string name;          // what the build called it
   std::string origin;        // the file it was read from, or the object's name
   std::string tile_version;  // the library that built it
   std::vector<entry> entries;
+  std::vector<choice> choices;
   std::vector<tile_aot_cpu_symbol> cpu;  // linked CPU kernels (objects only)
 };
 
@@ -78,6 +89,9 @@ const entry* find(std::string_view key, std::span<const std::string> targets, co
 /// For a miss: the kernel's specializations in the catalog nearest `spec` (most fields equal
 /// first; up to five, with their targets), and archives refused, as lines of a message.
 std::string nearest(std::string_view kernel, std::string_view spec);
+/// The config an archive's build chose for `kernel` under `tuning` on a device whose best target
+/// is `target`, or null.
+const std::string* find_choice(std::string_view kernel, std::string_view tuning, std::string_view target);
 /// Whether any archive is registered (a launch with none skips the lookup).
 bool any();
 /// Whether an archive has an entry for one of `targets`.

@@ -22,6 +22,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "aot/catalog.hpp"
 #include "jit/disk_cache.hpp"
 #include "runtime/device_impl.hpp"
 #include "support/build_id.hpp"
@@ -157,6 +158,15 @@ struct autotuner_core::state {
     return t;
   }
 
+  /// What a choice shipped in an archive depends on (no device: the archive names its target).
+  std::string tuning_text(const key_values& k, std::span<const meta_value> user) const {
+    std::string t = "configs ";
+    for (const auto& c : opt.configs) t += "{" + c.str() + "}";
+    t += "; key " + k.str();
+    for (const auto& u : user) t += "; " + std::string(u.name) + "=" + meta_text(u);
+    return t;
+  }
+
   /// The key's values, the device and the launch's meta-parameters as raw bytes.
   std::string binary_key(std::span<const launch_arg> args, std::span<const meta_value> user, src_loc loc) {
     if (key_index.size() != opt.key.size()) {
@@ -225,6 +235,22 @@ std::size_t autotuner_core::state::choose(const launch_grid& grid, std::span<con
   const key_values key = key_of(args, loc);
   const std::string text = key_text(key, user, args);
   if (auto it = chosen.find(text); it != chosen.end()) return it->second;
+
+  // a choice made when the program's kernels were built ahead of time (tile::aot::builder::tune)
+  if (aot::any()) {
+    const auto dev = device_of(args);
+    if (dev && !dev->aot_targets().empty())
+      if (const std::string* c = aot::find_choice(kernel.name(), tuning_text(key, user), dev->aot_targets().front()))
+        for (std::size_t i = 0; i < opt.configs.size(); ++i)
+          if (opt.configs[i].str() == *c) {
+            ++stats.shipped;
+            if (verbose(opt))
+              std::fprintf(stderr, "tile: autotune %s [%s]: {%s} chosen when its kernels were built\n",
+                           kernel.name().c_str(), text.c_str(), c->c_str());
+            chosen.emplace(text, i);
+            return i;
+          }
+  }
 
   // the disk cache
   const bool use_disk = opt.disk_cache && tile::env::enabled("TILE_CACHE");
@@ -446,6 +472,20 @@ autotune_stats autotuner_core::stats() const {
 }
 
 const autotune_options& autotuner_core::options() const { return s_->opt; }
+
+autotuner_core::build_choice autotuner_core::choose_for_build(const launch_grid& grid, std::span<const launch_arg> args,
+                                                              std::span<const meta_value> user, src_loc loc) const {
+  std::lock_guard lock(s_->mu);
+  const std::size_t i = s_->choose(grid, args, user, loc);
+  const std::vector<meta_value> metas = s_->merged(s_->opt.configs[i], user, loc);
+  build_choice out;
+  out.launch = s_->kernel.trace_launch(args, metas, loc);
+  out.tuning = s_->tuning_text(s_->key_of(args, loc), user);
+  const auto dev = device_of(args);
+  if (dev && !dev->aot_targets().empty()) out.target = dev->aot_targets().front();
+  out.config = s_->opt.configs[i].str();
+  return out;
+}
 
 }  // namespace detail
 }  // namespace tile

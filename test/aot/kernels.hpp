@@ -32,4 +32,18 @@ inline auto desc_copy = tile::kernel("aot_desc_copy", [](tl::ptr<float> in, tl::
   dst.store({r, c}, src.load({r, c}) * 2.0f);
 });
 
+// autotuned: the build step tunes it on the CPU and ships the choice
+inline auto scale_kernel = tile::kernel("aot_scale", [](tl::ptr<float> x, tl::ptr<float> out, tl::i32 n,
+                                                        tl::constexpr_<"BLOCK"> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  tl::store(out + offs, 3.0f * tl::load(x + offs, offs < n), offs < n);
+});
+inline auto scale = tile::autotune(scale_kernel, {.configs = {tile::config({{"BLOCK", 128}}, 4, 1),
+                                                              tile::config({{"BLOCK", 512}}, 4, 1)},
+                                                  .key = {"n"},
+                                                  .arg_names = {"x", "out", "n"},
+                                                  .warmup_ms = 1,
+                                                  .rep_ms = 5});
+inline tile::grid3 scale_grid(const tile::meta& m, int n) { return {tile::cdiv(n, static_cast<int>(m["BLOCK"]))}; }
+
 }  // namespace aot_test

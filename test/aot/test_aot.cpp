@@ -227,3 +227,27 @@ TEST_CASE("kernels built for another device: the launch names where they are") {
   CHECK(contains(e, "ptx:sm_90a]"));
 #endif
 }
+
+TEST_CASE("an autotuned launch takes the choice made when its kernels were built, without tuning") {
+  auto dev = tile::device::get("cpu");
+  const int n = 5000;  // the key the build step tuned
+  std::vector<float> hx(n);
+  for (int i = 0; i < n; ++i) hx[i] = static_cast<float>(i);
+  auto x = dev.upload(hx);
+  auto out = dev.alloc<float>(n);
+  const std::string c = tile::aot::catalog();
+  INFO(c);
+  REQUIRE(contains(c, "aot_scale  tuned for configs {BLOCK: 128, num_warps: 4, num_stages: 1}{BLOCK: 512, num_warps: 4, "
+                      "num_stages: 1}; key n=5000 on cpu-x86-64"));
+  const auto before = compiles();
+  auto grid = [n](const tile::meta& m) { return aot_test::scale_grid(m, n); };
+  aot_test::scale[grid](x, out, n);
+  const auto h = out.to_host();
+  for (int i = 0; i < n; ++i) REQUIRE(h[i] == 3.0f * hx[i]);
+  const auto s = aot_test::scale.stats();
+  CHECK(s.shipped == 1);
+  CHECK(s.tunings == 0);
+  REQUIRE(aot_test::scale.last_config());
+  CHECK(contains(c, "{" + aot_test::scale.last_config()->str() + "}  (aot_kernels.o"));  // the config shipped
+  CHECK(compiles() == before);  // the chosen config's kernel was prebuilt too
+}

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "tile/runtime/autotune.hpp"
 #include "tile/runtime/device.hpp"
 #include "tile/runtime/kernel.hpp"
 
@@ -56,6 +57,17 @@ class builder {
   void add(detail::traced_launch launch);
   std::size_t size() const { return launches_.size(); }
 
+  /// An autotuned launch, tuned now on the device its buffers are on (a GPU, or this CPU: real
+  /// buffers of the sizes the program runs, since the key's values pick the choice), or given
+  /// the choice already in the autotuner's caches: the chosen config's launch is listed, and
+  /// the choice is shipped, so the program's autotuner takes it on a device of the same best
+  /// target without tuning (autotune_stats::shipped).
+  template <class F, class... A>
+  void tune(const autotuned_kernel<F>& k, const launch_grid& grid, A&&... args) {
+    add(k.choose_for_build(grid, std::forward<A>(args)...));
+  }
+  void add(detail::autotuner_core::build_choice choice);
+
   /// Compiles every launch for each of `targets` and writes one relocatable object for this
   /// host, to be linked into the program (with libtile or libtile_rt). Targets: "sm_80",
   /// "sm_86", "sm_89", "sm_90", "sm_90a" (a cubin where ptxas is found, and the PTX, which the
@@ -72,8 +84,12 @@ class builder {
   int main(int argc, char** argv) const;
 
  private:
+  struct shipped_choice {
+    std::string kernel, tuning, target, config;
+  };
   tile::device dev_;
   std::vector<detail::traced_launch> launches_;
+  std::vector<shipped_choice> choices_;
 };
 
 }  // namespace tile::aot

@@ -90,6 +90,7 @@ struct autotune_stats {
   std::size_t tunings = 0;     // key values benchmarked in this process
   std::size_t disk_hits = 0;   // key values whose choice came from the disk cache
   std::size_t configs_timed = 0;
+  std::size_t shipped = 0;     // key values whose choice came with kernels built ahead of time (tile::aot)
   double last_tuning_ms = 0;   // wall time of the last tuning
 };
 
@@ -108,6 +109,15 @@ class autotuner_core {
   std::vector<double> last_timings() const;
   autotune_stats stats() const;
   const autotune_options& options() const;
+  /// What tile::aot::builder::tune keeps: the config these arguments' key chooses (tuned now on
+  /// their device, or the choice already made), that launch traced, and the choice as an archive
+  /// stores it (`target`: the device's best archive target; empty for one that has none).
+  struct build_choice {
+    traced_launch launch;
+    std::string tuning, target, config;
+  };
+  build_choice choose_for_build(const launch_grid& grid, std::span<const launch_arg> args,
+                                std::span<const meta_value> user_metas, src_loc loc) const;
 
  private:
   struct state;
@@ -145,6 +155,13 @@ class autotuned_kernel {
   std::vector<double> last_timings() const { return core_.last_timings(); }
   autotune_stats stats() const { return core_.stats(); }
   const kernel_t<F>& kernel() const { return kernel_; }
+  /// The choice for these arguments, tuned on their device now if need be (tile::aot::builder::tune).
+  template <class... A>
+  detail::autotuner_core::build_choice choose_for_build(const launch_grid& g, A&&... args) const {
+    check<A...>();
+    auto [rt, metas] = kernel_t<F>::collect(args...);
+    return core_.choose_for_build(g, std::span(rt.data(), kernel_t<F>::sig::runtime_count), metas, g.loc);
+  }
 
  private:
   friend class bound_autotuned<F>;
