@@ -1,14 +1,18 @@
 // src/aot/build.cpp — layer: aot (the build step's side: LLVM, in libtile only). Compiles the
 // launches a tile::aot::builder lists for each target and writes them out:
 //   NVIDIA "sm_XY": build_nvptx (jit/ptxas.hpp: the PTX, the occupancy retry, ptxas where it is
-//     found) gives entries "sm_XY" (the cubin) and "ptx:sm_XY" (the PTX);
+//     found) gives entries "sm_XY" (the cubin) and "ptx:sm_XY" (the PTX), every launch and
+//     target at once on the machine's cores;
 //   CPU "cpu-x86-64-vN": each kernel lowered for that level (descriptor loads as the masked loads
 //     they mean, as device_impl::compile does), optimized, and linked into one LLVM module with
 //     internal linkage, so two archives in one program never clash;
 // then the archive (aot/catalog.hpp) as a constant in that module, with the table of its CPU
 // kernels and a constructor calling tile_aot_register at start-up, emitted as one object.
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <exception>
+#include <thread>
 #include <fstream>
 #include <sstream>
 
@@ -19,12 +23,17 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/Linker/Linker.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include "aot/catalog.hpp"
 #include "aot/device_targets.hpp"
+#include "aot/record.hpp"
 #include "codegen/lowering.hpp"
 #include "jit/carveout.hpp"
 #include "jit/compile_nvptx.hpp"
@@ -72,10 +81,81 @@ std::shared_ptr<const ir::Function> for_cpu(const std::shared_ptr<const ir::Func
   return c;
 }
 
+/// A CPU kernel's function in an archive's module.
+std::string cpu_symbol(const std::string& prefix, const ir::Function& fn, const std::string& target) {
+  return prefix + hex16(jit::xxh64(lookup_key(fn) + "|" + target));
+}
+
 std::vector<std::string> params_of(const ir::Function& fn) {
   std::vector<std::string> p;
   for (const auto& arg : fn.body.args) p.push_back(arg->type.str());
   return p;
+}
+
+/// Runs job(i) for i in [0, n) on all of the machine's cores; rethrows the first failure in
+/// job order.
+template <class Job>
+void on_all_cores(std::size_t n, const Job& job) {
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+      try {
+        job(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const std::size_t threads = std::min<std::size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (std::size_t i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+/// Every launch compiled for every NVIDIA target (LLVM's NVPTX backend and ptxas dominate a
+/// build), in target-major order.
+std::vector<jit::nvptx_build> build_gpu(const std::vector<detail::traced_launch>& launches,
+                                        const std::vector<std::string>& targets) {
+  std::vector<std::pair<targets::nvptx::arch, const ir::Function*>> jobs;
+  for (const std::string& t : targets)
+    if (t.rfind("cpu-", 0) != 0)
+      for (const auto& l : launches) jobs.emplace_back(targets::nvptx::parse_arch(t), l.fn.get());
+  std::vector<jit::nvptx_build> out(jobs.size());
+  on_all_cores(jobs.size(), [&](std::size_t i) { out[i] = jit::build_nvptx(*jobs[i].second, jobs[i].first, true); });
+  return out;
+}
+
+/// Every launch lowered and optimized for every CPU target, each in its own LLVM context, as
+/// bitcode (linked into the archive's module afterwards, in order), in target-major order.
+std::vector<std::string> build_cpu(const std::vector<detail::traced_launch>& launches,
+                                   const std::vector<std::string>& targets, const std::string& prefix) {
+  struct job {
+    std::string target;
+    const detail::traced_launch* launch;
+  };
+  std::vector<job> jobs;
+  for (const std::string& t : targets)
+    if (t.rfind("cpu-", 0) == 0)
+      for (const auto& l : launches) jobs.push_back({t, &l});
+  std::vector<std::string> out(jobs.size());
+  on_all_cores(jobs.size(), [&](std::size_t i) {
+    const targets::cpu::Host machine = targets::cpu::level(llvm_cpu_of(jobs[i].target));
+    const std::string sym = cpu_symbol(prefix, *jobs[i].launch->fn, jobs[i].target);
+    auto run = for_cpu(jobs[i].launch->fn);
+    llvm::LLVMContext ctx;
+    targets::cpu::CpuTarget hooks(*run, machine, sym + "_scratch");
+    codegen::Lowering lowering(ctx, hooks);
+    std::unique_ptr<llvm::Module> m = lowering.run(*run, sym);
+    jit::optimize(*m, *targets::cpu::make_target_machine(machine));
+    llvm::raw_string_ostream os(out[i]);
+    llvm::WriteBitcodeToFile(*m, os);
+    os.flush();
+  });
+  return out;
 }
 
 struct cpu_kernel {
@@ -94,17 +174,16 @@ void compile_all(const std::vector<detail::traced_launch>& launches, const std::
   out.a.name = name;
   out.a.choices = {};
   const std::string prefix = "tile_aot_" + hex16(jit::xxh64(name)).substr(0, 8) + "_";
+  if (!allow_cpu)
+    for (const std::string& t : targets)
+      if (t.rfind("cpu-", 0) == 0)
+        throw tile::error("tile::aot: an archive file cannot carry CPU kernels (target " + t +
+                          "): write an object (write_object, --out *.o) and link it");
+  const std::vector<jit::nvptx_build> gpu = build_gpu(launches, targets);
+  const std::vector<std::string> cpu_code = build_cpu(launches, targets, prefix);
+  std::size_t next_gpu = 0, next_cpu = 0;
   for (const std::string& t : targets) {
     const bool cpu = t.rfind("cpu-", 0) == 0;
-    if (cpu && !allow_cpu)
-      throw tile::error("tile::aot: an archive file cannot carry CPU kernels (target " + t +
-                        "): write an object (write_object, --out *.o) and link it");
-    std::unique_ptr<llvm::TargetMachine> tm;
-    targets::cpu::Host machine;
-    if (cpu) {
-      machine = targets::cpu::level(llvm_cpu_of(t));
-      tm = targets::cpu::make_target_machine(machine);
-    }
     for (const detail::traced_launch& l : launches) {
       const ir::Function& fn = *l.fn;
       entry e;
@@ -112,13 +191,14 @@ void compile_all(const std::vector<detail::traced_launch>& launches, const std::
       e.spec = l.spec;
       e.target = t;
       if (cpu) {
-        const std::string sym = prefix + hex16(jit::xxh64(e.key + "|" + t));
-        auto run = for_cpu(l.fn);
-        targets::cpu::CpuTarget hooks(*run, machine, sym + "_scratch");
-        codegen::Lowering lowering(module->getContext(), hooks);
-        std::unique_ptr<llvm::Module> m = lowering.run(*run, sym);
-        jit::optimize(*m, *tm);
-        if (llvm::Linker::linkModules(*module, std::move(m)))
+        const std::string sym = cpu_symbol(prefix, fn, t);
+        const std::string& bitcode = cpu_code[next_cpu++];
+        auto m = llvm::parseBitcodeFile(llvm::MemoryBufferRef(bitcode, sym), module->getContext());
+        if (!m) {
+          llvm::consumeError(m.takeError());
+          throw tile::error("tile::aot: internal error: the CPU kernel's bitcode does not read back", {}, fn.name);
+        }
+        if (llvm::Linker::linkModules(*module, std::move(*m)))
           throw tile::error("tile::aot: internal error: linking the CPU kernel into the archive's module failed", {}, fn.name);
         e.code.kind = "cpu";
         e.code.kernel = fn.name;
@@ -130,8 +210,7 @@ void compile_all(const std::vector<detail::traced_launch>& launches, const std::
         out.a.entries.push_back(std::move(e));
         continue;
       }
-      const targets::nvptx::arch a = targets::nvptx::parse_arch(t);
-      const jit::nvptx_build b = jit::build_nvptx(fn, a, /*want_cubin=*/true);
+      const jit::nvptx_build& b = gpu[next_gpu++];
       e.smem_carveout = jit::smem_carveout(fn);
       if (b.assembled && !b.cubin.empty()) {
         entry c = e;
@@ -162,6 +241,24 @@ std::string stem(const std::string& path) {
   if (auto dot = s.find('.'); dot != std::string::npos) s = s.substr(0, dot);
   return s.empty() ? "kernels" : s;
 }
+
+/// TILE_AOT_RECORD's writer (aot/record.hpp): the recorded launches, as a build step's.
+std::string write_recorded(const std::vector<detail::traced_launch>& launches, const std::string& path,
+                           const std::vector<std::string>& targets) {
+  const auto t0 = std::chrono::steady_clock::now();
+  builder b;
+  for (const auto& l : launches) b.add(l);
+  const bool object = path.size() > 2 && path.compare(path.size() - 2, 2, ".o") == 0;
+  if (object) b.write_object(path, targets, stem(path));
+  else b.write_archive(path, targets, stem(path));
+  std::string ts;
+  for (const auto& t : targets) ts += (ts.empty() ? "" : ",") + t;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, " (%.1f s)", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return "tile::aot: recorded " + std::to_string(launches.size()) + " launches for " + ts + " -> " + path + buf;
+}
+
+[[maybe_unused]] const bool writer_registered = (set_record_writer(&write_recorded), true);
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 
 #include "aot/catalog.hpp"
 #include "aot/load_module.hpp"
+#include "aot/record.hpp"
 #include "frontend/trace.hpp"
 #include "runtime/arg_class.hpp"
 #include "runtime/device_impl.hpp"
@@ -341,6 +342,7 @@ std::string kernel_core::state::spec_text(const prepared& p) const {
 std::shared_ptr<compiled> kernel_core::state::build(const prepared& p) const {
   auto c = std::make_shared<compiled>();
   c->fn = trace(p);
+  if (aot::recording()) aot::record({c->fn, spec_text(p)});  // TILE_AOT_RECORD
   // kernels built ahead of time (src/aot): a pre-filled cache the full library compiles past,
   // and all libtile_rt has
   const std::vector<std::string>& targets = p.dev->aot_targets();

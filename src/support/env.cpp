@@ -44,6 +44,11 @@ const std::vector<Switch>& all() {
       {"TILE_CUPTI", "", cache_effect::none, "the libcupti the profiler opens (default: searched)"},
       {"TILE_CPU_THREADS", "0", cache_effect::none,
        "threads the CPU backend runs a grid on (0: one per core; read when the backend starts)"},
+      {"TILE_AOT_RECORD", "", cache_effect::none,
+       "record every specialization the program traces and, at exit, compile them ahead of time into this "
+       "file (an object if it ends in .o, else an archive file; libtile only: docs/AOT.md)"},
+      {"TILE_AOT_TARGETS", "cpu", cache_effect::none,
+       "the targets TILE_AOT_RECORD compiles for: sm_80, sm_86, sm_89, sm_90, sm_90a, cpu, cpu-x86-64[-v2|-v3|-v4]"},
       {"TILE_BENCH_DIR", "bench-results", cache_effect::none,
        "where tile::testing benchmark sweeps write their CSV and SVG files"},
   };

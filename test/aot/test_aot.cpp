@@ -251,3 +251,25 @@ TEST_CASE("an autotuned launch takes the choice made when its kernels were built
   CHECK(contains(c, "{" + aot_test::scale.last_config()->str() + "}  (aot_kernels.o"));  // the config shipped
   CHECK(compiles() == before);  // the chosen config's kernel was prebuilt too
 }
+
+#ifdef TILE_TEST_FULL
+TEST_CASE("TILE_AOT_RECORD: the launches a run traces are compiled ahead of time at its exit") {
+  const char* child = std::getenv("AOT_RECORD_CHILD");
+  REQUIRE_MESSAGE(child, "AOT_RECORD_CHILD names record_child (test/aot/meson.build)");
+  const std::string out = write_temp("recorded.tilear", "");
+  std::remove(out.c_str());
+  const std::string log = out + ".log";
+  const std::string cmd = "TILE_AOT_RECORD=" + out + " TILE_AOT_TARGETS=sm_80 " + child + " 2>" + log;
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const std::string said = read(log);
+  INFO(said);
+  CHECK(contains(said, "tile::aot: recorded 2 launches for sm_80 -> " + out));
+  tile::aot::load(out);
+  const std::string c = tile::aot::catalog();
+  CHECK(contains(c, "i32 positive, BLOCK=64, num_warps=4, num_stages=3  ptx:sm_80  (" + out + ")"));
+  CHECK(contains(c, "aot_row_sum  ptr<f32> 16-byte-aligned noalias, ptr<f32> 16-byte-aligned noalias, i32 positive, "
+                    "BLOCK=128, num_warps=4, num_stages=3  ptx:sm_80  (" + out + ")"));
+  std::remove(out.c_str());
+  std::remove(log.c_str());
+}
+#endif
