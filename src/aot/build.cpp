@@ -35,7 +35,6 @@
 #include "aot/device_targets.hpp"
 #include "aot/record.hpp"
 #include "codegen/lowering.hpp"
-#include "jit/carveout.hpp"
 #include "jit/compile_nvptx.hpp"
 #include "jit/disk_cache.hpp"
 #include "jit/llvm_passes.hpp"
@@ -211,7 +210,6 @@ void compile_all(const std::vector<detail::traced_launch>& launches, const std::
         continue;
       }
       const jit::nvptx_build& b = gpu[next_gpu++];
-      e.smem_carveout = jit::smem_carveout(fn);
       if (b.assembled && !b.cubin.empty()) {
         entry c = e;
         c.code = jit::to_artifact(*b.k, "cubin", b.cubin);

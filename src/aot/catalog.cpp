@@ -115,7 +115,6 @@ std::string serialize(const archive& a) {
     put_sized(out, e.key);
     put_sized(out, e.spec);
     put_sized(out, e.target);
-    out += "\n" + std::to_string(e.smem_carveout) + "\n";
     put_sized(out, jit::serialize(e.code));
   }
   out += "\nchoices " + std::to_string(a.choices.size()) + "\n";
@@ -159,9 +158,7 @@ std::variant<archive, std::string> parse(std::string_view bytes) {
   for (std::size_t i = 0; i < n; ++i) {
     entry e;
     std::string code;
-    std::string_view blank;
-    if (!r.sized(e.key) || !r.sized(e.spec) || !r.sized(e.target) || !r.line(blank) || !blank.empty() ||
-        !r.number(e.smem_carveout) || !r.sized(code))
+    if (!r.sized(e.key) || !r.sized(e.spec) || !r.sized(e.target) || !r.sized(code))
       return "malformed (entry " + std::to_string(i) + " of " + std::to_string(n) + ")";
     auto art = jit::parse_artifact(code);
     if (!art) return "malformed (entry " + std::to_string(i) + ": its code's header does not parse)";

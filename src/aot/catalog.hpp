@@ -6,7 +6,7 @@
 //
 // An archive, as bytes (the blob an object file embeds, or a file loaded with tile::aot::load):
 //   "TILE-AOT 1\n"  "tile <version>\n"  "name <bytes>\n<name>\n"  "entries <n>\n"
-//   n times: "<bytes>\n<key>" "<bytes>\n<spec>" "<bytes>\n<target>" "<carveout>\n"
+//   n times: "<bytes>\n<key>" "<bytes>\n<spec>" "<bytes>\n<target>"
 //            "<bytes>\n<jit::artifact as serialize() writes it>"
 //   "choices <m>\n"
 //   m times: "<bytes>\n<kernel>" "<bytes>\n<tuning>" "<bytes>\n<target>" "<bytes>\n<config>"
@@ -48,8 +48,7 @@ struct entry {
   std::string key;     // lookup_key() of the traced kernel
   std::string spec;    // the specialization as messages name it (spec_text in runtime/kernel.cpp)
   std::string target;  // "sm_90a", "sm_80", "cpu-x86-64-v3" (device_targets.hpp)
-  int smem_carveout = -1;  // NVIDIA: the preferred shared-memory carveout (jit/carveout.hpp)
-  jit::artifact code;      // kind "cubin", "ptx" or "cpu"
+  jit::artifact code;  // kind "cubin", "ptx" or "cpu"
 };
 
 /// An autotuned kernel's choice, made when the archive was built (tile::aot::builder::tune).

@@ -5,6 +5,7 @@
 
 #include "drivers/cpu/cpu_module.hpp"
 #include "drivers/cuda/cuda_driver.hpp"
+#include "jit/carveout.hpp"
 
 namespace tile::aot {
 
@@ -36,7 +37,7 @@ std::unique_ptr<drivers::module> load_module(const entry& e, const archive& a, c
   src.num_warps = c.num_warps;
   src.shared_bytes = c.shared_bytes;
   src.tensor_maps = c.tensor_maps;
-  src.smem_carveout = e.smem_carveout;
+  src.smem_carveout = jit::smem_carveout(fn);  // TILE_SMEM_CARVEOUT where the program runs
   auto m = cuda->load_module(src);
   return m;
 }

@@ -47,6 +47,18 @@ detail::device_impl::compile_fn no_compiler() {
 }
 #endif
 
+/// The archive targets a device takes prebuilt kernels for. Without a compiler, every one it
+/// runs (best first); with one, only its own best target's (and that arch's PTX): what runs
+/// here but is built for an older CPU level or GPU arch is compiled afresh for this one instead.
+std::vector<std::string> usable_prebuilt(const std::vector<std::string>& runs) {
+  if (!kCompiles || runs.empty()) return runs;
+  std::vector<std::string> out{runs.front()};
+  if (runs.front().rfind("sm_", 0) == 0)
+    for (const auto& t : runs)
+      if (t == "ptx:" + runs.front()) out.push_back(t);
+  return out;
+}
+
 std::shared_ptr<detail::device_impl> make_cpu(std::string& why) {
   const std::vector<std::string> targets = aot::cpu_targets();
   try {
@@ -62,7 +74,7 @@ std::shared_ptr<detail::device_impl> make_cpu(std::string& why) {
     auto d = std::make_shared<detail::device_impl>("cpu (" + (targets.empty() ? std::string("?") : targets.front().substr(4)) + ")",
                                                    "cpu", drivers::make_cpu_driver(), no_compiler());
 #endif
-    d->with_aot(targets, kCompiles);
+    d->with_aot(usable_prebuilt(targets), kCompiles);
     return d;
   } catch (const std::exception& e) {
     why = e.what();
@@ -89,7 +101,7 @@ std::shared_ptr<detail::device_impl> make_cuda(std::string& why) {
     }
     auto d = std::make_shared<detail::device_impl>(name, "cuda", std::move(drv), no_compiler());
 #endif
-    d->with_aot(std::move(targets), kCompiles);
+    d->with_aot(usable_prebuilt(targets), kCompiles);
     return d;
   } catch (const std::exception& e) {
     why = e.what();
