@@ -307,7 +307,7 @@ std::size_t autotuner_core::state::tune(const launch_grid& grid, std::span<const
     if (opt.prune_configs_by.perf_model && opt.prune_configs_by.top_k > 0 && kept.size() > opt.prune_configs_by.top_k) {
       std::vector<std::pair<double, std::size_t>> est;
       for (std::size_t i = 0; i < kept.size(); ++i) est.emplace_back(opt.prune_configs_by.perf_model(kept[i], key), i);
-      std::stable_sort(est.begin(), est.end());
+      std::sort(est.begin(), est.end());  // (estimate, index) pairs: ties keep the configs' order
       std::vector<config> top;
       for (std::size_t i = 0; i < opt.prune_configs_by.top_k; ++i) top.push_back(kept[est[i].second]);
       kept = std::move(top);

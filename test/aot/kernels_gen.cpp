@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   auto cpu = tile::device::get("cpu");
   const int n = 5000;
   auto sx = cpu.alloc<float>(n), sout = cpu.alloc<float>(n);
-  b.tune(aot_test::scale, [n](const tile::meta& m) { return aot_test::scale_grid(m, n); }, sx, sout, n);
+  b.tune(aot_test::scale, [=](const tile::meta& m) { return aot_test::scale_grid(m, n); }, sx, sout, n);
   // the archive file (not the object) also carries one GPU-only launch
   for (int i = 1; i + 1 < argc; ++i)
     if (std::string(argv[i]) == "--out" && std::string(argv[i + 1]).ends_with(".tilear"))

@@ -240,7 +240,7 @@ TEST_CASE("an autotuned launch takes the choice made when its kernels were built
   REQUIRE(contains(c, "aot_scale  tuned for configs {BLOCK: 128, num_warps: 4, num_stages: 1}{BLOCK: 512, num_warps: 4, "
                       "num_stages: 1}; key n=5000 on cpu-x86-64"));
   const auto before = compiles();
-  auto grid = [n](const tile::meta& m) { return aot_test::scale_grid(m, n); };
+  auto grid = [=](const tile::meta& m) { return aot_test::scale_grid(m, n); };
   aot_test::scale[grid](x, out, n);
   const auto h = out.to_host();
   for (int i = 0; i < n; ++i) REQUIRE(h[i] == 3.0f * hx[i]);
