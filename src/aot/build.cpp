@@ -48,12 +48,6 @@
 namespace tile::aot {
 namespace {
 
-std::string hex16(std::uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 std::vector<std::string> resolved(const std::vector<std::string>& targets) {
   std::vector<std::string> out;
   for (const std::string& t : targets) {
@@ -82,7 +76,7 @@ std::shared_ptr<const ir::Function> for_cpu(const std::shared_ptr<const ir::Func
 
 /// A CPU kernel's function in an archive's module.
 std::string cpu_symbol(const std::string& prefix, const ir::Function& fn, const std::string& target) {
-  return prefix + hex16(jit::xxh64(lookup_key(fn) + "|" + target));
+  return prefix + jit::hex64(jit::xxh64(lookup_key(fn) + "|" + target));
 }
 
 std::vector<std::string> params_of(const ir::Function& fn) {
@@ -172,7 +166,7 @@ void compile_all(const std::vector<detail::traced_launch>& launches, const std::
                  const std::string& name, bool allow_cpu, llvm::Module* module, compiled_set& out) {
   out.a.name = name;
   out.a.choices = {};
-  const std::string prefix = "tile_aot_" + hex16(jit::xxh64(name)).substr(0, 8) + "_";
+  const std::string prefix = "tile_aot_" + jit::hex64(jit::xxh64(name)).substr(0, 8) + "_";
   if (!allow_cpu)
     for (const std::string& t : targets)
       if (t.rfind("cpu-", 0) == 0)
@@ -240,15 +234,20 @@ std::string stem(const std::string& path) {
   return s.empty() ? "kernels" : s;
 }
 
+/// `path` written by `b`: an object when it ends in .o, else an archive file.
+void write_to(const builder& b, const std::string& path, const std::vector<std::string>& targets, const std::string& name) {
+  const bool object = path.size() > 2 && path.compare(path.size() - 2, 2, ".o") == 0;
+  if (object) b.write_object(path, targets, name);
+  else b.write_archive(path, targets, name);
+}
+
 /// TILE_AOT_RECORD's writer (aot/record.hpp): the recorded launches, as a build step's.
 std::string write_recorded(const std::vector<detail::traced_launch>& launches, const std::string& path,
                            const std::vector<std::string>& targets) {
   const auto t0 = std::chrono::steady_clock::now();
   builder b;
   for (const auto& l : launches) b.add(l);
-  const bool object = path.size() > 2 && path.compare(path.size() - 2, 2, ".o") == 0;
-  if (object) b.write_object(path, targets, stem(path));
-  else b.write_archive(path, targets, stem(path));
+  write_to(b, path, targets, stem(path));
   std::string ts;
   for (const auto& t : targets) ts += (ts.empty() ? "" : ",") + t;
   char buf[64];
@@ -357,9 +356,7 @@ int builder::main(int argc, char** argv) const {
   if (name.empty()) name = stem(out);
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    const bool object = out.size() > 2 && out.compare(out.size() - 2, 2, ".o") == 0;
-    if (object) write_object(out, ts, name);
-    else write_archive(out, ts, name);
+    write_to(*this, out, ts, name);
   } catch (const tile::error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

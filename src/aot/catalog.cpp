@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
-#include <cstdio>
 #include <deque>
 #include <iostream>
 #include <mutex>
@@ -28,12 +27,6 @@ void put_sized(std::string& out, std::string_view s) {
   out += std::to_string(s.size());
   out += '\n';
   out += s;
-}
-
-std::string hex16(std::uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 /// A cursor over the bytes; every read checks what is left (a truncated archive fails here).
@@ -125,7 +118,7 @@ std::string serialize(const archive& a) {
     put_sized(out, c.config);
   }
   out += "\n";
-  out += "xxh64 " + hex16(jit::xxh64(out)) + "\n";  // of everything before it, this line's newline included
+  out += "xxh64 " + jit::hex64(jit::xxh64(out)) + "\n";  // of everything before it, this line's newline included
   return out;
 }
 
@@ -139,7 +132,7 @@ std::variant<archive, std::string> parse(std::string_view bytes) {
   const std::size_t tail = bytes.rfind("\nxxh64 ");
   if (tail == std::string_view::npos || bytes.size() - tail != 24 || bytes.back() != '\n')
     return std::string("truncated (no checksum at its end)");
-  const std::string want = hex16(jit::xxh64(bytes.substr(0, tail + 1)));
+  const std::string want = jit::hex64(jit::xxh64(bytes.substr(0, tail + 1)));
   if (bytes.substr(tail + 7, 16) != want) return std::string("corrupt (its checksum does not match its contents)");
   reader r(bytes.substr(0, tail + 1));
   std::string_view l;
@@ -179,7 +172,7 @@ std::variant<archive, std::string> parse(std::string_view bytes) {
 }
 
 std::string lookup_key(const ir::Function& f) {
-  std::string k = f.name + "|" + hex16(ir::structural_hash(f)) + "|w" + std::to_string(f.num_warps) + "|s" +
+  std::string k = f.name + "|" + jit::hex64(ir::structural_hash(f)) + "|w" + std::to_string(f.num_warps) + "|s" +
                   std::to_string(f.num_stages);
   if (!f.fp_fusion) k += "|nofma";
   return k;

@@ -98,6 +98,13 @@ std::uint64_t xxh64(std::string_view s, std::uint64_t seed) {
   return h;
 }
 
+std::string hex64(std::uint64_t v) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (int shift = 60; shift >= 0; shift -= 4) out += digits[(v >> shift) & 0xf];
+  return out;
+}
+
 namespace {
 
 void append_hex(std::string& out, std::uint64_t v) {

@@ -40,6 +40,8 @@ struct cache_key {
 /// XXH64 of `s` (the reference algorithm, written out in disk_cache.cpp: no dependency); the
 /// same on every platform.
 std::uint64_t xxh64(std::string_view s, std::uint64_t seed = 0);
+/// `v` as 16 lowercase hex digits.
+std::string hex64(std::uint64_t v);
 
 /// A cache directory. Thread-safe: one object may be shared by every thread; several objects (in one
 /// or several processes) may use the same directory at once. Not copyable or movable (hold it by

@@ -356,9 +356,9 @@ std::shared_ptr<compiled> kernel_core::state::build(const prepared& p) const {
   if (!p.dev->compiles()) {
     std::string on;
     for (const auto& t : targets) on += (on.empty() ? "" : ", ") + t;
+    const std::string spec = spec_text(p);
     throw tile::error("no prebuilt kernel for this specialization on " + p.dev->name() +
-                          (on.empty() ? "" : " (targets " + on + ")") + ":\n    " + spec_text(p) +
-                          aot::nearest(name, spec_text(p)) +
+                          (on.empty() ? "" : " (targets " + on + ")") + ":\n    " + spec + aot::nearest(name, spec) +
                           "\n  this program has no compiler (libtile_rt): list the launch in its ahead-of-time build "
                           "(tile::aot::builder), or link libtile",
                       {}, name);
