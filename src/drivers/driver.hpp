@@ -79,6 +79,11 @@ class driver {
     if (native) throw tile::error("the " + name() + " backend has no native streams");
   }
   virtual void* native_stream() const { return nullptr; }
+  /// Whether the current stream is being captured into a graph (CUDA stream capture): work
+  /// sent to it is recorded, and nothing runs until the caller launches the graph. Waiting
+  /// for results (synchronize, reading a buffer back) is an error then, and so is anything
+  /// that needs a kernel to have run (autotuning).
+  virtual bool capturing() const { return false; }
 };
 
 }  // namespace tile::drivers

@@ -297,6 +297,12 @@ std::size_t autotuner_core::state::choose(const launch_grid& grid, std::span<con
 
 std::size_t autotuner_core::state::tune(const launch_grid& grid, std::span<const launch_arg> args,
                                         std::span<const meta_value> user, const key_values& key, src_loc loc) {
+  if (const auto dev = device_of(args); dev && dev->driver().capturing())
+    fail("autotune: [" + key.str() + "] has no choice yet, and timing the configs needs them to run, which " +
+             "cannot happen while the stream is being captured into a CUDA graph; launch it once before the " +
+             "capture (the choice is kept, and in the disk cache) or ship the choice with the kernels built " +
+             "ahead of time (tile::aot::builder::tune)",
+         loc);
   const auto t0 = std::chrono::steady_clock::now();
   const bool talk = verbose(opt);
   // pruning

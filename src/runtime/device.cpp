@@ -220,6 +220,7 @@ void device::set_native_stream(void* native, std::source_location where) const {
   }
 }
 void* device::native_stream() const { return impl_->driver().native_stream(); }
+bool device::capturing() const { return impl_->driver().capturing(); }
 
 namespace detail {
 std::unique_ptr<drivers::module> device_impl::compile(std::shared_ptr<const ir::Function> fn) const {
@@ -264,6 +265,15 @@ void copy_to_device(const allocation& a, std::size_t offset, const void* src, st
 }
 void copy_to_host(const allocation& a, std::size_t offset, void* dst, std::size_t bytes) {
   a.dev->driver().copy_to_host(dst, a.addr + offset, bytes);
+}
+void read_to_host(const allocation& a, std::size_t offset, void* dst, std::size_t bytes, std::source_location where) {
+  if (a.dev->driver().capturing())
+    throw tile::error("to_host() on " + a.dev->name() +
+                          " while its stream is being captured into a CUDA graph: the copy would run when the graph "
+                          "runs, into a vector returned now; use buffer::copy_to with host memory that outlives "
+                          "the graph",
+                      where);
+  copy_to_host(a, offset, dst, bytes);
 }
 void fill_bytes(const allocation& a, std::size_t offset, unsigned char value, std::size_t bytes) {
   a.dev->driver().fill(a.addr + offset, value, bytes);

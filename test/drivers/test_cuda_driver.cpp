@@ -63,6 +63,11 @@ struct state {
   int streams = 0, events = 0;
   int set_current = 0;  // cuCtxSetCurrent calls
   CUdeviceptr pinned_host = 0x7f0000000000;  // 4 KiB the fake calls page-locked host memory
+  // stream capture: the stream capturing (null: none), this thread's capture mode, what was
+  // recorded meanwhile, and the calls made in global mode that a real driver refuses there
+  CUstream capturing = nullptr;
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  int recorded = 0, stream_syncs = 0, refused = 0;
 };
 state s;
 
@@ -130,16 +135,27 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice) { return ++s.retains, 
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) { return --s.retains, CUDA_SUCCESS; }
 CUresult cuCtxSetCurrent(CUcontext c) { return ++s.set_current, s.current = c, CUDA_SUCCESS; }
 CUresult cuCtxGetCurrent(CUcontext* c) { return *c = s.current, CUDA_SUCCESS; }
-CUresult cuCtxSynchronize() { return s.sync_result; }
+CUresult cuCtxSynchronize() {
+  if (s.capturing) return ++s.refused, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  return s.sync_result;
+}
 CUresult cuMemGetInfo_v2(std::size_t* f, std::size_t* t) { return *f = 1 << 20, *t = std::size_t{1} << 30, CUDA_SUCCESS; }
+bool refuse_in_capture() {  // a global-mode capture is running and this call is one it forbids
+  const bool no = s.capturing && s.mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+  if (no) ++s.refused;
+  return no;
+}
 CUresult cuMemAlloc_v2(CUdeviceptr* p, std::size_t n) {
+  if (refuse_in_capture()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   if (n > (std::size_t{1} << 30)) return CUDA_ERROR_OUT_OF_MEMORY;
   *p = s.next;
   s.mem[*p] = std::vector<unsigned char>(n, 0xee);  // garbage: the driver must zero it
   s.next += (n + 0xffff) / 0x10000 * 0x10000 + 0x10000;
   return CUDA_SUCCESS;
 }
-CUresult cuMemFree_v2(CUdeviceptr p) { return s.mem.erase(p) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+CUresult cuMemFree_v2(CUdeviceptr p) {
+  if (refuse_in_capture()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  return s.mem.erase(p) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
 unsigned char* at(CUdeviceptr p, std::size_t n) {
   for (auto& [base, v] : s.mem)
     if (p >= base && p + n <= base + v.size()) return v.data() + (p - base);
@@ -157,14 +173,23 @@ CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr src, std::size_t n) {
   unsigned char *q = at(d, n), *r = at(src, n);
   return q && r ? (std::memmove(q, r, n), CUDA_SUCCESS) : CUDA_ERROR_INVALID_VALUE;
 }
-CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void* h, std::size_t n, CUstream) { return cuMemcpyHtoD_v2(d, h, n); }
-CUresult cuMemcpyDtoHAsync_v2(void* h, CUdeviceptr d, std::size_t n, CUstream) { return cuMemcpyDtoH_v2(h, d, n); }
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void* h, std::size_t n, CUstream st) {
+  if (st && st == s.capturing) return ++s.recorded, CUDA_SUCCESS;
+  return cuMemcpyHtoD_v2(d, h, n);
+}
+CUresult cuMemcpyDtoHAsync_v2(void* h, CUdeviceptr d, std::size_t n, CUstream st) {
+  if (st && st == s.capturing) return ++s.recorded, CUDA_SUCCESS;
+  return cuMemcpyDtoH_v2(h, d, n);
+}
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr src, std::size_t n, CUstream) { return cuMemcpyDtoD_v2(d, src, n); }
 CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, std::size_t n) {
   unsigned char* q = at(d, n);
   return q ? (std::memset(q, v, n), CUDA_SUCCESS) : CUDA_ERROR_INVALID_VALUE;
 }
-CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, std::size_t n, CUstream) { return cuMemsetD8_v2(d, v, n); }
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, std::size_t n, CUstream st) {
+  if (st && st == s.capturing) return ++s.recorded, CUDA_SUCCESS;
+  return cuMemsetD8_v2(d, v, n);
+}
 
 /// Writes `text` into the JIT log buffer options and its length back into the size option's
 /// slot, like the real driver does.
@@ -183,6 +208,7 @@ void write_log(unsigned n, CUjit_option* o, void** v, CUjit_option buffer, CUjit
   v[size_slot] = reinterpret_cast<void*>(static_cast<std::uintptr_t>(w + 1));
 }
 CUresult cuModuleLoadDataEx(CUmodule* m, const void* image, unsigned n, CUjit_option* o, void** v) {
+  if (refuse_in_capture()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // (a real one allows it)
   s.loaded_image = static_cast<const char*>(image);
   s.options.assign(o, o + n);
   for (unsigned i = 0; i < n; ++i)
@@ -271,7 +297,26 @@ CUresult cuStreamCreate(CUstream* st, unsigned) {
   return *st = reinterpret_cast<CUstream>(std::uintptr_t{0x500} + static_cast<std::uintptr_t>(++s.streams)), CUDA_SUCCESS;
 }
 CUresult cuStreamDestroy_v2(CUstream) { return --s.streams, CUDA_SUCCESS; }
-CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+CUresult cuStreamSynchronize(CUstream st) {
+  if (st && st == s.capturing) return ++s.refused, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  return ++s.stream_syncs, CUDA_SUCCESS;
+}
+CUresult cuStreamIsCapturing(CUstream st, CUstreamCaptureStatus* status) {
+  *status = st && st == s.capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) { return std::swap(*mode, s.mode), CUDA_SUCCESS; }
+CUresult cuStreamBeginCapture_v2(CUstream st, CUstreamCaptureMode) { return s.capturing = st, CUDA_SUCCESS; }
+CUresult cuStreamEndCapture(CUstream, CUgraph* g) {
+  s.capturing = nullptr;
+  return *g = reinterpret_cast<CUgraph>(std::uintptr_t{0x700}), CUDA_SUCCESS;
+}
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* e, CUgraph, unsigned long long) {
+  return *e = reinterpret_cast<CUgraphExec>(std::uintptr_t{0x710}), CUDA_SUCCESS;
+}
+CUresult cuGraphLaunch(CUgraphExec, CUstream) { return CUDA_SUCCESS; }
+CUresult cuGraphExecDestroy(CUgraphExec) { return CUDA_SUCCESS; }
+CUresult cuGraphDestroy(CUgraph) { return CUDA_SUCCESS; }
 CUresult cuEventCreate(CUevent* e, unsigned) {
   return *e = reinterpret_cast<CUevent>(std::uintptr_t{0x600} + static_cast<std::uintptr_t>(++s.events)), CUDA_SUCCESS;
 }
@@ -890,6 +935,47 @@ TEST_CASE("cuda driver (fake API): streams, external streams and timing") {
   m.reset();
   // Modules and events keep the context; it is released with the last holder.
   CHECK(fake::s.retains == 1);
+}
+
+TEST_CASE("cuda driver (fake API): on a stream under capture, work is recorded and nothing waits") {
+  const cuda_api& api = fake::api();
+  fake::s = {};
+  cuda_driver d(api, 0);
+  void* st = d.create_stream(true);
+  d.set_stream(st);
+  const std::uint64_t x = d.alloc(64);
+  std::vector<unsigned char> host(64, 7);
+  CHECK_FALSE(d.capturing());
+  d.copy_to_device(x, host.data(), 64);
+  CHECK(fake::s.stream_syncs == 1);  // outside a capture a copy waits
+
+  REQUIRE(api.cuStreamBeginCapture_v2(static_cast<cu::CUstream>(st), cu::CU_STREAM_CAPTURE_MODE_GLOBAL) == cu::CUDA_SUCCESS);
+  CHECK(d.capturing());
+  d.copy_to_device(x, host.data(), 64);
+  d.copy_to_host(host.data(), x, 64);
+  d.fill(x, 0, 64);
+  CHECK(fake::s.recorded == 3);
+  CHECK(fake::s.stream_syncs == 1);  // recorded, not waited for
+  // what a global-mode capture forbids runs relaxed: a first launch's module, a buffer
+  const std::uint64_t y = d.alloc(32);  // its zeroing is recorded too
+  CHECK(fake::s.recorded == 4);
+  auto m = d.load_module(ptx(kFakeVadd, "vadd"));
+  m.reset();
+  d.free(y);
+  CHECK(fake::s.mode == cu::CU_STREAM_CAPTURE_MODE_GLOBAL);  // the thread's mode, restored
+  // waiting is an error that touches nothing: the capture goes on
+  CHECK_THROWS_WITH_AS(d.synchronize(), doctest::Contains("synchronize while the current stream is being captured into a CUDA graph"),
+                       tile::error);
+  CHECK_THROWS_AS(d.synchronize_stream(), tile::error);
+  CHECK(fake::s.refused == 0);
+  CHECK(d.capturing());
+  cu::CUgraph g = nullptr;
+  REQUIRE(api.cuStreamEndCapture(static_cast<cu::CUstream>(st), &g) == cu::CUDA_SUCCESS);
+  CHECK_FALSE(d.capturing());
+  d.synchronize();
+  d.free(x);
+  d.set_stream(nullptr);
+  d.destroy_stream(st);
 }
 
 // =============================================================================================

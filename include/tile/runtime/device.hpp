@@ -38,6 +38,9 @@ struct allocation {
 };
 void copy_to_device(const allocation& a, std::size_t offset, const void* src, std::size_t bytes);
 void copy_to_host(const allocation& a, std::size_t offset, void* dst, std::size_t bytes);
+/// copy_to_host into memory that lives only until the call returns (buffer::to_host): an error
+/// naming `where` while the device's stream is captured into a graph.
+void read_to_host(const allocation& a, std::size_t offset, void* dst, std::size_t bytes, std::source_location where);
 void fill_bytes(const allocation& a, std::size_t offset, unsigned char value, std::size_t bytes);
 }  // namespace detail
 
@@ -124,6 +127,14 @@ class device {
   void set_native_stream(void* native, std::source_location where = std::source_location::current()) const;
   /// The stream set_native_stream gave (null: the default stream).
   void* native_stream() const;
+  /// Whether that stream is being captured into a CUDA graph (the caller began a capture on
+  /// it, cuStreamBeginCapture or cudaStreamBeginCapture): launches, copies and fills are then
+  /// recorded into the caller's graph and run each time the graph is launched; host memory a
+  /// copy reads or writes must outlive the graph. Waiting (synchronize, buffer::to_host) and
+  /// autotuning a kernel not tuned before are errors while it lasts. A kernel launched for
+  /// the first time during the capture is compiled and loaded then, outside the graph.
+  /// Always false without streams.
+  bool capturing() const;
 
   const std::shared_ptr<detail::device_impl>& impl() const { return impl_; }
   bool operator==(const device& o) const { return impl_ == o.impl_; }
@@ -158,10 +169,21 @@ class buffer {
                  std::source_location l = std::source_location::current()) const {
     copy_from(std::span<const T>(host), l);
   }
-  std::vector<T> to_host() const {
+  /// The elements, in a new host vector (after the work queued before; an error while the
+  /// stream is captured into a graph: copy_to memory that outlives the graph there).
+  std::vector<T> to_host(std::source_location l = std::source_location::current()) const {
     std::vector<T> out(n_);
-    if (n_) detail::copy_to_host(*a_, 0, out.data(), bytes());
+    if (n_) detail::read_to_host(*a_, 0, out.data(), bytes(), l);
     return out;
+  }
+  /// Copies the elements into `host`, which has as many (after the work queued before; on a
+  /// stream captured into a graph the copy is recorded, and `host` is written when the graph
+  /// runs).
+  void copy_to(std::span<T> host, std::source_location l = std::source_location::current()) const {
+    if (host.size() != n_)
+      throw tile::error("copy_to: host memory has " + std::to_string(host.size()) + " elements, the buffer " +
+                            std::to_string(n_), l);
+    if (n_) detail::copy_to_host(*a_, 0, host.data(), bytes());
   }
   void fill_zero() const {
     if (n_) detail::fill_bytes(*a_, 0, 0, bytes());

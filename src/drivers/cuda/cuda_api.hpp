@@ -40,6 +40,21 @@ using CUstream = CUstream_st*;
 using CUevent = CUevent_st*;
 struct CUlinkState_st;
 using CUlinkState = CUlinkState_st*;
+struct CUgraph_st;
+struct CUgraphExec_st;
+using CUgraph = CUgraph_st*;
+using CUgraphExec = CUgraphExec_st*;
+// Stream capture into a CUDA graph (cuStreamIsCapturing, cuThreadExchangeStreamCaptureMode).
+enum CUstreamCaptureStatus : int {
+  CU_STREAM_CAPTURE_STATUS_NONE = 0,
+  CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
+  CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2,
+};
+enum CUstreamCaptureMode : int {
+  CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
+  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+  CU_STREAM_CAPTURE_MODE_RELAXED = 2,
+};
 // CUjitInputType (cuLinkAddData).
 enum CUjitInputType : int { CU_JIT_INPUT_CUBIN = 0, CU_JIT_INPUT_PTX = 1 };
 static_assert(sizeof(CUdeviceptr) == 8, "CUdeviceptr is 64 bits on the hosts tile supports");
@@ -70,6 +85,9 @@ inline constexpr CUresult CUDA_ERROR_INVALID_ADDRESS_SPACE = 717;
 inline constexpr CUresult CUDA_ERROR_INVALID_PC = 718;
 inline constexpr CUresult CUDA_ERROR_LAUNCH_FAILED = 719;
 inline constexpr CUresult CUDA_ERROR_NOT_SUPPORTED = 801;
+inline constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900;
+inline constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901;
+inline constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906;
 inline constexpr CUresult CUDA_ERROR_UNKNOWN = 999;
 
 /// True for the errors a faulting kernel leaves behind: the context is unusable afterwards and
@@ -221,6 +239,14 @@ inline constexpr unsigned kDefaultMaxDynamicShared = 48 * 1024;
   X(cuStreamCreate, (cu::CUstream * stream, unsigned flags))                                               \
   X(cuStreamDestroy_v2, (cu::CUstream stream))                                                             \
   X(cuStreamSynchronize, (cu::CUstream stream))                                                            \
+  X(cuStreamIsCapturing, (cu::CUstream stream, cu::CUstreamCaptureStatus * status))                        \
+  X(cuThreadExchangeStreamCaptureMode, (cu::CUstreamCaptureMode * mode))                                   \
+  X(cuStreamBeginCapture_v2, (cu::CUstream stream, cu::CUstreamCaptureMode mode))                          \
+  X(cuStreamEndCapture, (cu::CUstream stream, cu::CUgraph * graph))                                        \
+  X(cuGraphInstantiateWithFlags, (cu::CUgraphExec * exec, cu::CUgraph graph, unsigned long long flags))    \
+  X(cuGraphLaunch, (cu::CUgraphExec exec, cu::CUstream stream))                                            \
+  X(cuGraphExecDestroy, (cu::CUgraphExec exec))                                                            \
+  X(cuGraphDestroy, (cu::CUgraph graph))                                                                   \
   X(cuEventCreate, (cu::CUevent * event, unsigned flags))                                                  \
   X(cuEventRecord, (cu::CUevent event, cu::CUstream stream))                                               \
   X(cuEventSynchronize, (cu::CUevent event))                                                               \

@@ -128,9 +128,35 @@ void cuda_context::make_current() const {
 // ---------------------------------------------------------------------------------------------
 // Modules.
 
+namespace {
+
+/// This thread's stream-capture mode set to relaxed for the guard's life: the driver calls a
+/// capture in global mode forbids (cuMemAlloc, cuMemFree, module loads and unloads) are then
+/// allowed while a stream captures, and leave the capture intact. Outside a capture it changes
+/// nothing. Never throws.
+class relaxed_capture {
+ public:
+  explicit relaxed_capture(const cuda_api& api) : api_(api) {
+    ok_ = api_.cuThreadExchangeStreamCaptureMode(&mode_) == cu::CUDA_SUCCESS;
+  }
+  ~relaxed_capture() {
+    if (ok_) api_.cuThreadExchangeStreamCaptureMode(&mode_);
+  }
+  relaxed_capture(const relaxed_capture&) = delete;
+  relaxed_capture& operator=(const relaxed_capture&) = delete;
+
+ private:
+  const cuda_api& api_;
+  cu::CUstreamCaptureMode mode_ = cu::CU_STREAM_CAPTURE_MODE_RELAXED;  // the thread's mode while the guard lives
+  bool ok_ = false;
+};
+
+}  // namespace
+
 cuda_module::~cuda_module() {
   if (handle && ctx) {
     const cuda_api& api = ctx->api();
+    relaxed_capture relaxed(api);
     if (api.cuCtxSetCurrent(ctx->handle()) == cu::CUDA_SUCCESS) api.cuModuleUnload(handle);
   }
 }
@@ -164,6 +190,7 @@ void* slot_value(std::uintptr_t v) { return reinterpret_cast<void*>(v); }
 
 std::string cuda_driver::ptx_to_cubin(const std::string& ptx, const std::string& kernel, float* jit_ms) {
   make_current();
+  relaxed_capture relaxed(*api_);
   std::string info_log(kLogBytes, '\0'), error_log(kLogBytes, '\0');
   std::array<cu::CUjit_option, 5> options = {
       cu::CU_JIT_INFO_LOG_BUFFER, cu::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, cu::CU_JIT_ERROR_LOG_BUFFER,
@@ -210,6 +237,7 @@ std::unique_ptr<cuda_module> cuda_driver::load_module(const cuda_module_source& 
                       {}, kernel);
 
   make_current();
+  relaxed_capture relaxed(*api_);  // a first launch while the caller's stream captures a graph
   auto mod = std::make_unique<cuda_module>();
   mod->ctx = ctx_;
   mod->kernel = kernel;
@@ -307,6 +335,7 @@ void cuda_driver::check(cu::CUresult r, std::string_view call) const {
 
 std::uint64_t cuda_driver::alloc(std::size_t bytes) {
   make_current();
+  relaxed_capture relaxed(*api_);  // under capture the zeroing below is recorded into the graph
   cu::CUdeviceptr p = 0;
   const cu::CUresult r = api_->cuMemAlloc_v2(&p, bytes ? bytes : 1);
   if (r == cu::CUDA_ERROR_OUT_OF_MEMORY) {
@@ -372,6 +401,7 @@ void cuda_driver::check_foreign(std::uint64_t addr, std::size_t bytes) const {
 void cuda_driver::free(std::uint64_t addr) noexcept {
   if (addr == 0) return;
   if (api_->cuCtxSetCurrent(ctx_->handle()) != cu::CUDA_SUCCESS) return;
+  relaxed_capture relaxed(*api_);
   api_->cuMemFree_v2(addr);  // errors (a faulted context, a driver shutting down) cannot be reported here
 }
 
@@ -380,7 +410,8 @@ void cuda_driver::copy_to_device(std::uint64_t dst, const void* src, std::size_t
   make_current();
   cu::CUstream s = stream_.load();
   check(api_->cuMemcpyHtoDAsync_v2(dst, src, bytes, s), "cuMemcpyHtoDAsync_v2");
-  check(api_->cuStreamSynchronize(s), "cuStreamSynchronize");  // `src` may be pinned: wait before returning
+  // `src` may be pinned: wait before returning, unless the copy went into a graph
+  if (!capturing()) check(api_->cuStreamSynchronize(s), "cuStreamSynchronize");
 }
 
 void cuda_driver::copy_to_host(void* dst, std::uint64_t src, std::size_t bytes) {
@@ -388,7 +419,7 @@ void cuda_driver::copy_to_host(void* dst, std::uint64_t src, std::size_t bytes) 
   make_current();
   cu::CUstream s = stream_.load();
   check(api_->cuMemcpyDtoHAsync_v2(dst, src, bytes, s), "cuMemcpyDtoHAsync_v2");
-  check(api_->cuStreamSynchronize(s), "cuStreamSynchronize");
+  if (!capturing()) check(api_->cuStreamSynchronize(s), "cuStreamSynchronize");
 }
 
 void cuda_driver::copy_on_device(std::uint64_t dst, std::uint64_t src, std::size_t bytes) {
@@ -403,13 +434,30 @@ void cuda_driver::fill(std::uint64_t dst, unsigned char value, std::size_t bytes
   check(api_->cuMemsetD8Async(dst, value, bytes, stream_.load()), "cuMemsetD8Async");
 }
 
-void cuda_driver::synchronize() {
+bool cuda_driver::capturing() const {
   make_current();
+  cu::CUstreamCaptureStatus status = cu::CU_STREAM_CAPTURE_STATUS_NONE;
+  const cu::CUresult r = api_->cuStreamIsCapturing(stream_.load(), &status);
+  if (r == cu::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) return true;
+  return r == cu::CUDA_SUCCESS && status != cu::CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+namespace {
+tile::error waits_in_capture(std::string_view what) {
+  return tile::error(std::string(what) +
+                     " while the current stream is being captured into a CUDA graph: nothing has run yet, and "
+                     "waiting would invalidate the capture; end the capture (cuStreamEndCapture), launch the graph, "
+                     "then wait for it");
+}
+}  // namespace
+
+void cuda_driver::synchronize() {
+  if (capturing()) throw waits_in_capture("synchronize");
   check(api_->cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
 void cuda_driver::synchronize_stream() {
-  make_current();
+  if (capturing()) throw waits_in_capture("synchronize");
   check(api_->cuStreamSynchronize(stream_.load()), "cuStreamSynchronize");
 }
 

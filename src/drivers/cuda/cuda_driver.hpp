@@ -10,10 +10,17 @@
 // raw device address.
 //   alloc     cuMemAlloc_v2, zeroed on the current stream (like the other backends' memory)
 //   copies    asynchronous on the current stream, then cuStreamSynchronize: on return the host
-//             buffer may be reused (copy_to_device) or read (copy_to_host)
+//             buffer may be reused (copy_to_device) or read (copy_to_host); on a stream under
+//             capture the copy is recorded into the graph without waiting: the graph reads and
+//             writes the host memory when it runs, so that memory must outlive the graph
 //   fill      cuMemsetD8Async on the current stream (ordered before later work on it)
 //   launch    cuLaunchKernel on the current stream, block = 32 * num_warps threads
-//   synchronize  cuCtxSynchronize: every stream of the context
+//   synchronize  cuCtxSynchronize: every stream of the context (an error naming the capture
+//             while the current stream is captured: waiting there would invalidate the capture)
+// Stream capture (CUDA graphs): launches and copies on a captured stream are recorded into the
+// caller's graph. The driver calls a capture in global mode forbids (cuMemAlloc, cuMemFree,
+// module loads) run with this thread's capture mode relaxed, so a first launch that compiles
+// and loads its kernel, or a buffer allocated meanwhile, leaves the capture intact.
 // A cuda_module (PTX text or a cubin, loaded with cuModuleLoadDataEx) holds the function and
 // the launch needs it was compiled for. A JIT failure is a tile::error naming the kernel and
 // quoting the JIT's error log. A kernel that faults leaves the context unusable ("sticky"
@@ -208,6 +215,9 @@ class cuda_driver final : public driver {
   void set_stream(void* cu_stream) { stream_.store(static_cast<cu::CUstream>(cu_stream)); }
   void set_native_stream(void* native) override { set_stream(native); }
   void* native_stream() const override { return stream(); }
+  /// cuStreamIsCapturing on the current stream (true too where the legacy default stream is
+  /// used while another stream captures in global mode: using it is an error there).
+  bool capturing() const override;
   /// Asks the driver (cuPointerGetAttribute) what `addr` is: device memory of this device,
   /// covering `bytes`, or an error naming what it is instead.
   void check_foreign(std::uint64_t addr, std::size_t bytes) const override;

@@ -396,8 +396,8 @@ launch_observer::launch_observer(tile::detail::device_impl& dev, const drivers::
         }
       if (!r.sessions.empty()) {
         auto* cu = cuda_of(dev);
-        if (!dev.computes()) {
-          r.kind = timer_kind::none;
+        if (!dev.computes() || (cu && cu->capturing())) {
+          r.kind = timer_kind::none;  // nothing runs (null backend), or runs later, in the caller's graph
         } else if (cu) {
           r.kind = cuda_timer_for(want);
         } else {
