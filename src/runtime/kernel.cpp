@@ -183,6 +183,7 @@ struct kernel_core::state {
   std::string name;
   std::vector<param_desc> params;
   std::vector<std::string> meta_names;  // owned copies of the meta-parameters' names
+  std::size_t runtime_params = 0;       // the parameters that are not meta-parameters
   tracer_fn tracer;
   src_loc defined_at;
   struct entry {
@@ -223,8 +224,7 @@ struct kernel_core::state {
 
 void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas,
                                  src_loc loc) const {
-  std::size_t runtime = 0;
-  for (auto& q : params) runtime += q.k != param_desc::kind::meta;
+  const std::size_t runtime = runtime_params;
   if (args.size() != runtime)
     fail("launched with " + std::to_string(args.size()) + " runtime arguments, the kernel takes " +
              std::to_string(runtime), loc);
@@ -453,6 +453,7 @@ kernel_core::kernel_core(std::string name, std::vector<param_desc> params, trace
   s_->params = std::move(params);
   for (auto& p : s_->params)
     if (p.k == param_desc::kind::meta) s_->meta_names.emplace_back(p.name);
+  s_->runtime_params = s_->params.size() - s_->meta_names.size();
   // names must outlive the launch: point the descriptors at the owned copies
   std::size_t m = 0;
   for (auto& p : s_->params)
