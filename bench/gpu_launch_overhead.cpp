@@ -1,8 +1,12 @@
 // bench/gpu_launch_overhead.cpp — what a launch costs the host on the cuda backend: an already
 // compiled tiny kernel (grid 1, a 128-element tile), launched many times in a row with no
 // synchronization inside a batch, timed with the host's steady clock; µs per launch, for
-//   tile              k[{1}](args…, "BLOCK"_c = 128): the whole typed launch (argument checks,
-//                     the specialization key and its lookup, the driver's packing, cuLaunchKernel)
+//   tile              k[{1}](args…, "BLOCK"_c = 128), the same arguments each time (a loop, an
+//                     engine's frame): the typed launch finds them equal to the last launch's and
+//                     reuses its specialization (the driver's packing, cuLaunchKernel)
+//   tile, args change the same launch alternating between two sets of buffers of the same
+//                     specialization: every launch goes the whole way (argument checks, the
+//                     specialization key and its lookup)
 //   driver            cuda_driver::launch of the same module with prepared arguments (the
 //                     driver's share: packing, cuCtxSetCurrent, cuLaunchKernel)
 //   cuLaunchKernel    the raw driver API call on the very CUfunction tile launches (read from
@@ -10,8 +14,8 @@
 // for kernels of 1, 4 and 12 runtime arguments (and one meta-parameter). Each provider runs 40
 // batches of 256 launches (10,240 launches), interleaved with the others batch by batch, the
 // device synchronized before each batch (untimed; a batch is too short to fill the launch
-// queue); the value is the median over batches of batch time / 256. The issue's target: tile <=
-// 1.3x the raw cuLaunchKernel.
+// queue); the value is the median over batches of batch time / 256. The target: tile <= 1.1x the
+// raw cuLaunchKernel.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -57,6 +61,7 @@ struct provider {
 struct kernel_case {
   int args = 0;
   std::function<void()> tile_launch;
+  std::function<void()> tile_changing;  // alternating between two argument sets
   std::shared_ptr<const tile::drivers::module> mod;       // what tile launches
   std::vector<tile::drivers::kernel_arg> driver_args;     // the same arguments, for the driver
   std::vector<std::uint64_t> slots;                       // and packed for cuLaunchKernel
@@ -90,9 +95,11 @@ int main() {
   auto dev = bench::gpu::cuda_device("gpu_launch_overhead");
   if (!dev) return 0;
   auto& drv = bench::gpu::driver(*dev);
-  std::vector<tile::buffer<float>> bufs;
-  for (int i = 0; i < 8; ++i) bufs.push_back(dev->alloc<float>(kBlock));
+  std::vector<tile::buffer<float>> bufs, alt;
+  for (int i = 0; i < 8; ++i) bufs.push_back(dev->alloc<float>(kBlock)), alt.push_back(dev->alloc<float>(kBlock));
   const auto& o = bufs[0];
+  bool flip = false;
+  auto set = [&]() -> const std::vector<tile::buffer<float>>& { return (flip = !flip) ? alt : bufs; };
   const int n = kBlock;
 
   // Each kernel: its typed launch, and the module that launch compiled (the same specialization:
@@ -105,6 +112,15 @@ int main() {
   cases[2].args = 12;
   cases[2].tile_launch = [&] {
     k12[{1}](o, bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7], n, 1, 2, 3, "BLOCK"_c = kBlock);
+  };
+  cases[0].tile_changing = [&] { k1[{1}](set()[0], "BLOCK"_c = kBlock); };
+  cases[1].tile_changing = [&] {
+    const auto& b = set();
+    k4[{1}](b[1], b[2], b[0], n, "BLOCK"_c = kBlock);
+  };
+  cases[2].tile_changing = [&] {
+    const auto& b = set();
+    k12[{1}](b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], n, 1, 2, 3, "BLOCK"_c = kBlock);
   };
   const std::vector<tile::named> metas = {{"BLOCK", kBlock}};
   cases[0].mod = tile::detail::compiled_module(k1, {o}, metas);
@@ -148,7 +164,10 @@ int main() {
       drv.synchronize();
     }
     auto via_driver = [&c, &drv, &cfg] { drv.launch(*c.mod, cfg, c.driver_args); };
-    std::vector<provider> ps = {{"tile", c.tile_launch, {}}, {"driver", via_driver, {}}, {"cuLaunchKernel", raw, {}}};
+    std::vector<provider> ps = {{"tile", c.tile_launch, {}},
+                                {"tile, args change", c.tile_changing, {}},
+                                {"driver", via_driver, {}},
+                                {"cuLaunchKernel", raw, {}}};
     for (auto& p : ps)  // warm-up: 4 batches each
       for (int i = 0; i < 4 * kBatch; ++i) p.launch();
     drv.synchronize();
@@ -165,7 +184,8 @@ int main() {
   }
   const std::size_t traces_after = k1.core().traces() + k4.core().traces() + k12.core().traces();
 
-  auto b = bench::sweep("gpu-launch-overhead", "runtime args", {1, 4, 12}, {"tile", "driver", "cuLaunchKernel"},
+  auto b = bench::sweep("gpu-launch-overhead", "runtime args", {1, 4, 12},
+                        {"tile", "tile, args change", "driver", "cuLaunchKernel"},
                         {"tile", "cuLaunchKernel", "driver"}, "us per launch", false);
   auto r = tile::testing::run(b, [&](double x, const std::string& name) {
     for (auto& p : results[int(x)])
@@ -177,9 +197,13 @@ int main() {
   if (traces_after != traces_before)
     std::printf("warning: tile traced %zu more specializations while timing: its launches did not use the module "
                 "the raw launch used\n", traces_after - traces_before);
-  double worst = 0;
-  for (std::size_t i = 0; i < 3; ++i) worst = std::max(worst, r.at(i, "tile") / r.at(i, "cuLaunchKernel"));
-  std::printf("target (issue): tile <= 1.3x the raw cuLaunchKernel of the same function: worst %.2fx, %s\n", worst,
-              worst <= 1.3 ? "met" : "MISSED");
+  double worst = 0, worst_changing = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    worst = std::max(worst, r.at(i, "tile") / r.at(i, "cuLaunchKernel"));
+    worst_changing = std::max(worst_changing, r.at(i, "tile, args change") / r.at(i, "cuLaunchKernel"));
+  }
+  std::printf("target: tile <= 1.1x the raw cuLaunchKernel of the same function: worst %.2fx, %s (arguments "
+              "changing at every launch: worst %.2fx)\n",
+              worst, worst <= 1.1 ? "met" : "MISSED", worst_changing);
   return 0;
 }

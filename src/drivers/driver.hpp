@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "tile/core/dtype.hpp"
 #include "tile/core/error.hpp"
@@ -32,14 +33,14 @@ struct kernel_arg {
   std::int64_t i = 0;
   double f = 0.0;
   std::uint64_t extent_bytes = 0;  // pointers: bytes the kernel may access from addr
-  std::string what;                // how messages name it; empty: describe_arg's default
+  std::string_view what;           // how messages name it (the caller keeps the text); empty: describe_arg's default
 };
 
 /// How messages name runtime argument `index` of a launch: its `what` when set, else for a
 /// pointer "argument 2 (ptr<f32>, 1000 elements)" and for a number "". The runtime leaves `what`
 /// empty so that a launch builds no strings; a driver calls this where a message needs it.
 inline std::string describe_arg(std::size_t index, const kernel_arg& a) {
-  if (!a.what.empty() || a.k != kernel_arg::kind::pointer) return a.what;
+  if (!a.what.empty() || a.k != kernel_arg::kind::pointer) return std::string(a.what);
   return "argument " + std::to_string(index) + " (ptr<" + std::string(tile::name(a.t)) + ">, " +
          std::to_string(a.extent_bytes / static_cast<std::uint64_t>(size_of(a.t))) + " elements)";
 }

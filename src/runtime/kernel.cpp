@@ -72,8 +72,11 @@ constexpr std::size_t kInlineArgs = 16, kInlineMetas = 8;  // see "The launch pa
 
 /// For each argument: whether it is a pointer whose memory, [addr, addr + bytes), shares no byte
 /// with any other pointer argument's (ir::ArgInfo::noalias). The same buffer passed twice, or
-/// overlapping views of one, alias; an empty view aliases nothing. Each pair of pointers is
-/// compared once, from their ranges gathered side by side: 28 pairs for 8 pointers.
+/// overlapping views of one, alias; an empty view aliases nothing. Two allocations tile made never
+/// share a byte, so the usual launch (each pointer into a buffer of its own) is settled by the
+/// allocations' identities alone: a small hash set of them, no pair compared. Where two pointers
+/// share an allocation, or one is memory the caller adopted (device::adopt: adopted ranges may
+/// overlap anything), each pair of ranges is compared once: 28 pairs for 8 pointers.
 class disjoint_pointers {
  public:
   explicit disjoint_pointers(std::span<const launch_arg> args) {
@@ -87,8 +90,9 @@ class disjoint_pointers {
     std::size_t n = 0;
     for (std::size_t i = 0; i < args.size(); ++i) {
       out[i] = args[i].k == launch_arg::kind::pointer;
-      if (out[i] && args[i].bytes != 0) spans[n++] = {args[i].addr, args[i].addr + args[i].bytes, i};
+      if (out[i] && args[i].bytes != 0) spans[n++] = {args[i].addr, args[i].addr + args[i].bytes, i, args[i].alloc};
     }
+    if (n <= 1 || distinct_own_allocations(spans, n)) return;
     for (std::size_t x = 0; x < n; ++x)
       for (std::size_t y = x + 1; y < n; ++y)
         if (spans[x].lo < spans[y].hi && spans[y].lo < spans[x].hi) out[spans[x].arg] = out[spans[y].arg] = false;
@@ -99,7 +103,24 @@ class disjoint_pointers {
   struct span_of {
     std::uint64_t lo, hi;  // [lo, hi): the bytes a pointer argument may access
     std::size_t arg;
+    const allocation* alloc;
   };
+  /// Whether each of the n ranges lies in an allocation tile made (not adopted), no two in the
+  /// same one: open addressing over 32 slots (n <= kInlineArgs; more pointers compare pairs).
+  static bool distinct_own_allocations(const span_of* spans, std::size_t n) {
+    static_assert(kInlineArgs < 32);
+    if (n > kInlineArgs) return false;
+    std::array<const allocation*, 32> seen{};
+    for (std::size_t i = 0; i < n; ++i) {
+      const allocation* a = spans[i].alloc;
+      if (!a || !a->owned) return false;
+      std::size_t h = (reinterpret_cast<std::uintptr_t>(a) >> 4) & 31;
+      while (seen[h] && seen[h] != a) h = (h + 1) & 31;
+      if (seen[h] == a) return false;
+      seen[h] = a;
+    }
+    return true;
+  }
   std::array<bool, kInlineArgs> local_{};
   std::unique_ptr<bool[]> heap_;
 };
@@ -199,6 +220,27 @@ struct kernel_core::state {
   /// lookup or the future. An entry that is done is never erased, and map nodes do not move.
   std::atomic<const cache_map::value_type*> last{nullptr};
 
+  /// The last launch's values and what they resolved to. A launch whose arguments and
+  /// meta-parameters equal them field by field (an engine launching a kernel on the same buffers
+  /// every frame, a solver's loop) has the same specialization key, so it takes the compiled
+  /// kernel and the resolved meta-parameters without checking and classifying again; any other
+  /// launch goes the whole way and is remembered. Guarded by its mutex, taken with try_lock: a
+  /// launch that finds it taken (another thread launching this kernel) goes the whole way.
+  struct repeat_memo {
+    std::mutex mu;
+    bool valid = false;
+    std::size_t n_args = 0, n_given = 0, n_metas = 0;
+    std::array<launch_arg, kInlineArgs> args;
+    std::array<const device_impl*, kInlineArgs> arg_dev{};  // each pointer's device (an address alone can be reused)
+    std::array<meta_value, kInlineMetas> given;             // the meta-parameters as the launch gave them …
+    std::array<std::array<char, 32>, kInlineMetas> given_names;  // … with their names' text (theirs may not live on)
+    std::array<meta_value, kInlineMetas> metas;             // resolved, in the kernel's order
+    int num_warps = 4, num_stages = 3;
+    device_impl* dev = nullptr;
+    const compiled* c = nullptr;
+  };
+  mutable repeat_memo memo;
+
   /// Validated, specialized launch: metas in parameter order, options apart. Filled in place by
   /// prepare() (it holds stack buffers: neither copied nor moved).
   struct prepared {
@@ -212,6 +254,12 @@ struct kernel_core::state {
   };
 
   void prepare(prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const;
+  /// The memo's compiled kernel when `args` and `metas` equal the last launch's (p filled as
+  /// prepare would for what a launch reads: metas, options, device); null otherwise.
+  const compiled* repeat(prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas) const;
+  /// Remembers a launch that went the whole way.
+  void remember(const prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas,
+                const compiled& c) const;
   /// The compiled specialization (traced and compiled on first use); it lives as long as the kernel.
   const compiled& get(const prepared& p, src_loc loc);
   std::shared_ptr<compiled> build(const prepared& p) const;
@@ -319,6 +367,64 @@ void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, 
     }
   }
   p.key.put(p.dev);
+}
+
+namespace {
+bool same_arg(const launch_arg& a, const launch_arg& b) {
+  return a.k == b.k && a.t == b.t && a.addr == b.addr && a.i == b.i &&
+         std::bit_cast<std::uint64_t>(a.f) == std::bit_cast<std::uint64_t>(b.f) && a.alloc == b.alloc &&
+         a.bytes == b.bytes && a.huge_unsigned == b.huge_unsigned;
+}
+bool same_meta(const meta_value& a, const meta_value& b, const std::array<char, 32>& b_name) {
+  return a.name.size() == b.name.size() && a.k == b.k && a.i == b.i &&
+         std::bit_cast<std::uint64_t>(a.f) == std::bit_cast<std::uint64_t>(b.f) &&
+         std::memcmp(a.name.data(), b_name.data(), a.name.size()) == 0;
+}
+}  // namespace
+
+const compiled* kernel_core::state::repeat(prepared& p, std::span<const launch_arg> args,
+                                           std::span<const meta_value> metas) const {
+  std::unique_lock lock(memo.mu, std::try_to_lock);
+  if (!lock.owns_lock() || !memo.valid || memo.n_args != args.size() || memo.n_given != metas.size()) return nullptr;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!same_arg(args[i], memo.args[i])) return nullptr;
+    if (args[i].k == launch_arg::kind::pointer && args[i].alloc->dev.get() != memo.arg_dev[i]) return nullptr;
+  }
+  for (std::size_t i = 0; i < metas.size(); ++i)
+    if (!same_meta(metas[i], memo.given[i], memo.given_names[i])) return nullptr;
+  for (std::size_t i = 0; i < memo.n_metas; ++i) p.metas.push_back(memo.metas[i]);
+  p.num_warps = memo.num_warps;
+  p.num_stages = memo.num_stages;
+  p.dev = memo.dev;
+  return memo.c;
+}
+
+void kernel_core::state::remember(const prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas,
+                                  const compiled& c) const {
+  const std::span<const meta_value> resolved = p.metas.span();
+  if (args.size() > kInlineArgs || metas.size() > kInlineMetas || resolved.size() > kInlineMetas) return;
+  bool has_pointer = false;  // a launch without one takes device::best(), which may change: never remembered
+  for (const launch_arg& a : args) has_pointer |= a.k == launch_arg::kind::pointer;
+  if (!has_pointer) return;
+  for (const meta_value& m : metas)
+    if (m.name.size() > memo.given_names[0].size()) return;
+  std::unique_lock lock(memo.mu, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  memo.n_args = args.size();
+  memo.n_given = metas.size();
+  memo.n_metas = resolved.size();
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    memo.args[i] = args[i];
+    memo.arg_dev[i] = args[i].k == launch_arg::kind::pointer ? args[i].alloc->dev.get() : nullptr;
+  }
+  std::copy(metas.begin(), metas.end(), memo.given.begin());
+  for (std::size_t i = 0; i < metas.size(); ++i) std::memcpy(memo.given_names[i].data(), metas[i].name.data(), metas[i].name.size());
+  std::copy(resolved.begin(), resolved.end(), memo.metas.begin());
+  memo.num_warps = p.num_warps;
+  memo.num_stages = p.num_stages;
+  memo.dev = p.dev;
+  memo.c = &c;
+  memo.valid = true;
 }
 
 std::string kernel_core::state::spec_text(const prepared& p) const {
@@ -507,8 +613,13 @@ std::shared_ptr<const drivers::module> kernel_core::module(std::span<const launc
 void kernel_core::launch(const launch_grid& grid, std::span<const launch_arg> args, std::span<const meta_value> metas,
                          src_loc loc) const {
   state::prepared p(args.size(), s_->meta_names.size());
-  s_->prepare(p, args, metas, loc);
-  const compiled& c = s_->get(p, loc);
+  const compiled* hit = s_->repeat(p, args, metas);
+  if (!hit) {
+    s_->prepare(p, args, metas, loc);
+    hit = &s_->get(p, loc);
+    s_->remember(p, args, metas, *hit);
+  }
+  const compiled& c = *hit;
   grid3 g = grid.extents;
   if (grid.fn) {
     meta m(p.metas.span(), loc);

@@ -201,7 +201,6 @@ inline void run_cpu(const std::shared_ptr<const Function>& f, std::vector<Arg>& 
     Arg& a = args[i];
     tile::drivers::kernel_arg k;
     k.t = a.t;
-    k.what = "argument " + std::to_string(i);
     switch (a.k) {
       case Arg::Kind::buffer:
         k.k = tile::drivers::kernel_arg::kind::pointer;

@@ -569,6 +569,55 @@ TEST_CASE("launches alternating between specializations each run their own (the 
   CHECK(k.core().traces() == 4);
 }
 
+TEST_CASE("a launch repeating the last one's arguments reuses its specialization; any change is classified again") {
+  auto dev = interp();
+  std::vector<float> h(2048);
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<float>(i);
+  auto x = dev.upload(h), y = dev.alloc<float>(2048);
+  auto k = tile::kernel("repeat_copy", [](tl::ptr<float> src, tl::ptr<float> dst, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
+    auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+    tl::store(dst + offs, tl::load(src + offs, offs < n) + 1.0f, offs < n);
+  });
+  auto run = [&](const auto& src, const auto& dst, int n) { k[{tile::cdiv(n, 256)}](src, dst, n, "BLOCK"_c = 256); };
+  run(x, y, 1000);
+  run(x, y, 1000);  // the same values: the same kernel
+  CHECK(k.core().traces() == 1);
+  CHECK(y.to_host()[999] == 1000.0f);
+  run(x, y, 1024);  // n a multiple of 16: another class
+  CHECK(k.core().traces() == 2);
+  run(y, y, 1000);  // one buffer twice: aliased pointers
+  CHECK(k.core().traces() == 3);
+  run(x.view(1, 1500), y, 1000);  // a pointer no longer 16-byte aligned
+  CHECK(k.core().traces() == 4);
+  CHECK(y.to_host()[0] == 2.0f);
+  run(x, y, 1000);  // back to the first: found, not traced
+  CHECK(k.core().traces() == 4);
+  CHECK(y.to_host()[0] == 1.0f);
+  k[{4}](x, y, 1000, "BLOCK"_c = 512);  // another meta-parameter value
+  CHECK(k.core().traces() == 5);
+  auto other = dev.upload(std::vector<float>(2048, 7.0f));  // the same class, other buffers
+  run(other, y, 1000);
+  CHECK(k.core().traces() == 5);
+  CHECK(y.to_host()[999] == 8.0f);
+}
+
+TEST_CASE("noalias of adopted memory: adopted ranges are compared, whatever allocation they came from" * tiletest::needs_cpu) {
+  auto k = tile::kernel("alias_adopted", [](tl::ptr<float> a, tl::ptr<float> b, tl::i32 n, tl::ptr<float> c) {
+    auto offs = tl::arange(0, 16);
+    tl::store(c + offs, tl::load(a + offs) + tl::load(b + offs) + tl::cast<float>(n));
+  });
+  auto dev = tile::device::get("cpu");
+  auto owner = dev.alloc<float>(64), out = dev.alloc<float>(16);
+  auto header = [](const std::string& ir) { return ir.substr(0, ir.find('{', ir.find(')'))); };
+  auto lo = dev.adopt<float>(owner.address(), 32), hi = dev.adopt<float>(owner.address() + 16 * sizeof(float), 32);
+  std::string overlap = header(k.ir(lo, hi, 3, out));  // two adoptions sharing 16 elements
+  INFO(overlap);
+  CHECK(occurrences(overlap, "{noalias}") == 1);
+  auto apart = dev.adopt<float>(owner.address() + 32 * sizeof(float), 32);
+  CHECK(occurrences(header(k.ir(lo, apart, 3, out)), "{noalias}") == 3);
+  CHECK(occurrences(header(k.ir(owner, apart, 3, out)), "{noalias}") == 1);  // the owner covers the adoption
+}
+
 // ---- threads --------------------------------------------------------------------------------
 
 TEST_CASE("16 threads launching a kernel never launched before trace it once") {

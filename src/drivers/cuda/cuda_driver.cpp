@@ -485,7 +485,7 @@ std::uint64_t pack_arg(const kernel_arg& a, std::size_t index, std::string_view 
   std::uint64_t slot = 0;
   auto put = [&](const auto& v) { std::memcpy(&slot, &v, sizeof v); };
   auto bad = [&]() -> tile::error {
-    return tile::error("argument " + std::to_string(index) + (a.what.empty() ? "" : " (" + a.what + ")") +
+    return tile::error("argument " + std::to_string(index) + (a.what.empty() ? "" : " (" + std::string(a.what) + ")") +
                            ": cannot pass a " + std::string(tile::name(a.t)) + " " +
                            (a.k == kernel_arg::kind::integer ? "integer" : "floating-point") + " value to a CUDA kernel",
                        where, std::string(kernel));
