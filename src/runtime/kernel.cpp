@@ -205,6 +205,7 @@ struct kernel_core::state {
   std::vector<param_desc> params;
   std::vector<std::string> meta_names;  // owned copies of the meta-parameters' names
   std::size_t runtime_params = 0;       // the parameters that are not meta-parameters
+  bool pointer_params = false;          // whether any is a pointer (its launches take their device from it)
   tracer_fn tracer;
   src_loc defined_at;
   struct entry {
@@ -403,9 +404,7 @@ void kernel_core::state::remember(const prepared& p, std::span<const launch_arg>
                                   const compiled& c) const {
   const std::span<const meta_value> resolved = p.metas.span();
   if (args.size() > kInlineArgs || metas.size() > kInlineMetas || resolved.size() > kInlineMetas) return;
-  bool has_pointer = false;  // a launch without one takes device::best(), which may change: never remembered
-  for (const launch_arg& a : args) has_pointer |= a.k == launch_arg::kind::pointer;
-  if (!has_pointer) return;
+  if (!pointer_params) return;  // a launch without a pointer takes device::best(), which may change: never remembered
   for (const meta_value& m : metas)
     if (m.name.size() > memo.given_names[0].size()) return;
   std::unique_lock lock(memo.mu, std::try_to_lock);
@@ -560,6 +559,7 @@ kernel_core::kernel_core(std::string name, std::vector<param_desc> params, trace
   for (auto& p : s_->params)
     if (p.k == param_desc::kind::meta) s_->meta_names.emplace_back(p.name);
   s_->runtime_params = s_->params.size() - s_->meta_names.size();
+  for (auto& p : s_->params) s_->pointer_params |= p.k == param_desc::kind::pointer;
   // names must outlive the launch: point the descriptors at the owned copies
   std::size_t m = 0;
   for (auto& p : s_->params)

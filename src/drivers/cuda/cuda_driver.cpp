@@ -411,7 +411,7 @@ void cuda_driver::copy_to_device(std::uint64_t dst, const void* src, std::size_t
   cu::CUstream s = stream_.load();
   check(api_->cuMemcpyHtoDAsync_v2(dst, src, bytes, s), "cuMemcpyHtoDAsync_v2");
   // `src` may be pinned: wait before returning, unless the copy went into a graph
-  if (!capturing()) check(api_->cuStreamSynchronize(s), "cuStreamSynchronize");
+  if (!capturing(s)) check(api_->cuStreamSynchronize(s), "cuStreamSynchronize");
 }
 
 void cuda_driver::copy_to_host(void* dst, std::uint64_t src, std::size_t bytes) {
@@ -419,7 +419,7 @@ void cuda_driver::copy_to_host(void* dst, std::uint64_t src, std::size_t bytes) 
   make_current();
   cu::CUstream s = stream_.load();
   check(api_->cuMemcpyDtoHAsync_v2(dst, src, bytes, s), "cuMemcpyDtoHAsync_v2");
-  if (!capturing()) check(api_->cuStreamSynchronize(s), "cuStreamSynchronize");
+  if (!capturing(s)) check(api_->cuStreamSynchronize(s), "cuStreamSynchronize");
 }
 
 void cuda_driver::copy_on_device(std::uint64_t dst, std::uint64_t src, std::size_t bytes) {
@@ -436,8 +436,12 @@ void cuda_driver::fill(std::uint64_t dst, unsigned char value, std::size_t bytes
 
 bool cuda_driver::capturing() const {
   make_current();
+  return capturing(stream_.load());
+}
+
+bool cuda_driver::capturing(cu::CUstream s) const {
   cu::CUstreamCaptureStatus status = cu::CU_STREAM_CAPTURE_STATUS_NONE;
-  const cu::CUresult r = api_->cuStreamIsCapturing(stream_.load(), &status);
+  const cu::CUresult r = api_->cuStreamIsCapturing(s, &status);
   if (r == cu::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) return true;
   return r == cu::CUDA_SUCCESS && status != cu::CU_STREAM_CAPTURE_STATUS_NONE;
 }

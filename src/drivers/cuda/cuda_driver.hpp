@@ -235,6 +235,8 @@ class cuda_driver final : public driver {
  private:
   /// Throws the error for a failed call; a sticky error names the last kernel launched.
   void check(cu::CUresult r, std::string_view call) const;
+  /// Whether `s` is being captured (the context already current: the copies ask after their call).
+  bool capturing(cu::CUstream s) const;
 
   const cuda_api* api_;
   cuda_device_info info_;
