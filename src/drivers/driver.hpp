@@ -3,6 +3,7 @@
 // src/support (the interpreter's executor, which reads tile IR, is the documented exception).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -53,6 +54,15 @@ struct launch_config {
   src_loc where;       // the launch's source line
 };
 
+/// A launch's runtime arguments in the form the driver passes them (CUDA: one 8-byte slot an
+/// argument), for launches that repeat them: the runtime packs a launch's arguments once and
+/// keeps them with its repeat memo, and a launch with the same arguments issues them as they are.
+struct packed_args {
+  static constexpr std::size_t capacity = 16;
+  std::array<std::uint64_t, capacity> slots;  // the first n are set
+  std::size_t n = 0;
+};
+
 class driver {
  public:
   virtual ~driver() = default;
@@ -64,6 +74,22 @@ class driver {
   virtual void fill(std::uint64_t dst, unsigned char value, std::size_t bytes) = 0;
   virtual void synchronize() = 0;
   virtual void launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) = 0;
+  /// Packs `args` for launches of `m` into `out`; false where this driver or this module has no
+  /// packed form (more than packed_args::capacity arguments, values encoded at each launch such
+  /// as the TMA's tensor maps): the caller then launches with launch(). An argument the
+  /// backend cannot pass is the error launch() would report.
+  virtual bool pack(const module& m, const launch_config& cfg, std::span<const kernel_arg> args,
+                    packed_args& out) const {
+    (void)m, (void)cfg, (void)args, (void)out;
+    return false;
+  }
+  /// Launches `m` with arguments pack() packed for it: launch()'s effect and errors, without
+  /// converting the arguments again. Only called where pack() returned true for this module.
+  virtual void launch_packed(const module& m, const launch_config& cfg, const packed_args& args) {
+    (void)m, (void)args;
+    throw tile::error("internal error: the " + name() + " backend has no packed launches", cfg.where,
+                      std::string(cfg.kernel));
+  }
 
   /// For device::adopt: checks that [addr, addr + bytes) is memory this device's kernels may
   /// access though the driver did not allocate it (an engine's own buffers); throws a

@@ -210,8 +210,19 @@ std::vector<device::backend_status> device::backends() {
 std::string device::name() const { return impl_->name(); }
 std::string device::backend() const { return impl_->backend(); }
 bool device::computes() const { return impl_->computes(); }
-void device::synchronize() const { impl_->driver().synchronize(); }
-void stream::synchronize() const { dev_->driver().synchronize(); }
+namespace {
+/// The driver's wait; an error that names no line is given the caller's.
+void synchronize_at(drivers::driver& drv, std::source_location where) {
+  try {
+    drv.synchronize();
+  } catch (const tile::error& e) {
+    if (e.where().known()) throw;
+    throw tile::error(e.message(), where, e.kernel());
+  }
+}
+}  // namespace
+void device::synchronize(std::source_location where) const { synchronize_at(impl_->driver(), where); }
+void stream::synchronize(std::source_location where) const { synchronize_at(dev_->driver(), where); }
 void device::set_native_stream(void* native, std::source_location where) const {
   try {
     impl_->driver().set_native_stream(native);

@@ -239,6 +239,8 @@ struct kernel_core::state {
     int num_warps = 4, num_stages = 3;
     device_impl* dev = nullptr;
     const compiled* c = nullptr;
+    bool packed_valid = false;     // the arguments as the driver passes them, where it packs them
+    drivers::packed_args packed;
   };
   mutable repeat_memo memo;
 
@@ -257,10 +259,14 @@ struct kernel_core::state {
   void prepare(prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const;
   /// The memo's compiled kernel when `args` and `metas` equal the last launch's (p filled as
   /// prepare would for what a launch reads: metas, options, device); null otherwise.
-  const compiled* repeat(prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas) const;
-  /// Remembers a launch that went the whole way.
+  /// `packed` receives the driver's packed arguments where the memo has them (packed.n set, else
+  /// left with n == SIZE_MAX).
+  const compiled* repeat(prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas,
+                         drivers::packed_args& packed) const;
+  /// Remembers a launch that went the whole way, with its packed arguments where the driver
+  /// packed them (null otherwise).
   void remember(const prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas,
-                const compiled& c) const;
+                const compiled& c, const drivers::packed_args* packed) const;
   /// The compiled specialization (traced and compiled on first use); it lives as long as the kernel.
   const compiled& get(const prepared& p, src_loc loc);
   std::shared_ptr<compiled> build(const prepared& p) const;
@@ -268,6 +274,11 @@ struct kernel_core::state {
   std::string spec_text(const prepared& p) const;
   /// Traced from the prepared launch alone: the arguments' classes, never their values.
   std::shared_ptr<ir::Function> trace(const prepared& p) const;
+  /// The driver's launch of `c`: with `packed` arguments where given, else with `kargs`; under
+  /// the profiler's observation where one is on. Errors name the kernel and `loc`.
+  void issue(device_impl& dev, const compiled& c, const drivers::launch_config& cfg,
+             const inline_array<drivers::kernel_arg, kInlineArgs>* kargs, const drivers::packed_args* packed,
+             src_loc loc) const;
   [[noreturn]] void fail(const std::string& m, src_loc loc) const { throw tile::error(m, loc, name); }
 };
 
@@ -384,7 +395,7 @@ bool same_meta(const meta_value& a, const meta_value& b, const std::array<char, 
 }  // namespace
 
 const compiled* kernel_core::state::repeat(prepared& p, std::span<const launch_arg> args,
-                                           std::span<const meta_value> metas) const {
+                                           std::span<const meta_value> metas, drivers::packed_args& packed) const {
   std::unique_lock lock(memo.mu, std::try_to_lock);
   if (!lock.owns_lock() || !memo.valid || memo.n_args != args.size() || memo.n_given != metas.size()) return nullptr;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -397,11 +408,15 @@ const compiled* kernel_core::state::repeat(prepared& p, std::span<const launch_a
   p.num_warps = memo.num_warps;
   p.num_stages = memo.num_stages;
   p.dev = memo.dev;
+  if (memo.packed_valid) {
+    std::copy_n(memo.packed.slots.begin(), memo.packed.n, packed.slots.begin());
+    packed.n = memo.packed.n;
+  }
   return memo.c;
 }
 
 void kernel_core::state::remember(const prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas,
-                                  const compiled& c) const {
+                                  const compiled& c, const drivers::packed_args* packed) const {
   const std::span<const meta_value> resolved = p.metas.span();
   if (args.size() > kInlineArgs || metas.size() > kInlineMetas || resolved.size() > kInlineMetas) return;
   if (!pointer_params) return;  // a launch without a pointer takes device::best(), which may change: never remembered
@@ -423,6 +438,11 @@ void kernel_core::state::remember(const prepared& p, std::span<const launch_arg>
   memo.num_stages = p.num_stages;
   memo.dev = p.dev;
   memo.c = &c;
+  memo.packed_valid = packed != nullptr;
+  if (packed) {
+    std::copy_n(packed->slots.begin(), packed->n, memo.packed.slots.begin());
+    memo.packed.n = packed->n;
+  }
   memo.valid = true;
 }
 
@@ -613,11 +633,14 @@ std::shared_ptr<const drivers::module> kernel_core::module(std::span<const launc
 void kernel_core::launch(const launch_grid& grid, std::span<const launch_arg> args, std::span<const meta_value> metas,
                          src_loc loc) const {
   state::prepared p(args.size(), s_->meta_names.size());
-  const compiled* hit = s_->repeat(p, args, metas);
-  if (!hit) {
+  constexpr std::size_t unpacked = std::numeric_limits<std::size_t>::max();
+  drivers::packed_args packed;
+  packed.n = unpacked;
+  const compiled* hit = s_->repeat(p, args, metas, packed);
+  const bool repeated = hit != nullptr;
+  if (!repeated) {
     s_->prepare(p, args, metas, loc);
     hit = &s_->get(p, loc);
-    s_->remember(p, args, metas, *hit);
   }
   const compiled& c = *hit;
   grid3 g = grid.extents;
@@ -644,6 +667,8 @@ void kernel_core::launch(const launch_grid& grid, std::span<const launch_arg> ar
   cfg.num_stages = p.num_stages;
   cfg.kernel = s_->name;
   cfg.where = loc;
+  // A launch that repeats the last one's arguments issues them as the driver packed them then.
+  if (packed.n != unpacked) return s_->issue(*p.dev, c, cfg, nullptr, &packed, loc);
   // The drivers' arguments; a pointer's `what` stays empty (drivers::describe_arg builds it
   // where a message needs it).
   inline_array<drivers::kernel_arg, kInlineArgs> kargs(args.size());
@@ -666,16 +691,38 @@ void kernel_core::launch(const launch_grid& grid, std::span<const launch_arg> ar
     }
     ++r;
   }
+  // Packed once here, where the driver has a packed form, and kept with the memo.
+  bool have_packed = false;
   try {
-    if (prof::detail::observed()) {  // a profiling session or a launch hook (src/runtime/prof)
-      prof::detail::launch_observer obs(*p.dev, cfg, args.size());
-      p.dev->driver().launch(*c.mod, cfg, kargs.span());
-      obs.done();
-    } else {
-      p.dev->driver().launch(*c.mod, cfg, kargs.span());
-    }
+    have_packed = p.dev->driver().pack(*c.mod, cfg, kargs.span(), packed);
   } catch (const tile::error& e) {
     if (e.kernel().empty()) throw tile::error(e.message(), e.where().known() ? e.where() : loc, s_->name);
+    throw;
+  }
+  if (!repeated) s_->remember(p, args, metas, c, have_packed ? &packed : nullptr);
+  s_->issue(*p.dev, c, cfg, have_packed ? nullptr : &kargs, have_packed ? &packed : nullptr, loc);
+}
+
+void kernel_core::state::issue(device_impl& dev, const compiled& c, const drivers::launch_config& cfg,
+                               const inline_array<drivers::kernel_arg, kInlineArgs>* kargs,
+                               const drivers::packed_args* packed, src_loc loc) const {
+  drivers::driver& drv = dev.driver();
+  auto go = [&] {
+    if (packed)
+      drv.launch_packed(*c.mod, cfg, *packed);
+    else
+      drv.launch(*c.mod, cfg, kargs->span());
+  };
+  try {
+    if (prof::detail::observed()) {  // a profiling session or a launch hook (src/runtime/prof)
+      prof::detail::launch_observer obs(dev, cfg, packed ? packed->n : kargs->span().size());
+      go();
+      obs.done();
+    } else {
+      go();
+    }
+  } catch (const tile::error& e) {
+    if (e.kernel().empty()) throw tile::error(e.message(), e.where().known() ? e.where() : loc, name);
     throw;
   }
 }

@@ -868,6 +868,35 @@ TEST_CASE("cuda driver (fake API): launches pack each argument by its dtype") {
     d.launch(*m, cfg, many);
     for (int i = 0; i < 40; ++i) CHECK(bytes_as<std::int32_t>(fake::s.params[static_cast<std::size_t>(i)]) == i * 11);
   }
+  SUBCASE("packed once, launched again as packed: the same bytes, the launch's own grid and stream") {
+    tile::drivers::packed_args packed;
+    REQUIRE(d.pack(*m, cfg, args, packed));
+    CHECK(packed.n == args.size());
+    CHECK(fake::s.launches == 1);  // packing launches nothing
+    const auto first = fake::s.params;
+    cfg.grid[0] = 9;
+    d.set_stream(reinterpret_cast<void*>(std::uintptr_t{0x777}));
+    d.launch_packed(*m, cfg, packed);
+    d.launch_packed(*m, cfg, packed);
+    CHECK(fake::s.launches == 3);
+    CHECK(fake::s.params == first);
+    CHECK(fake::s.grid[0] == 9);
+    CHECK(fake::s.block[0] == 256);
+    CHECK(fake::s.shared == 64 * 1024);
+    CHECK(fake::s.stream == reinterpret_cast<void*>(std::uintptr_t{0x777}));
+    d.set_stream(nullptr);
+    cfg.grid[1] = 0;  // an empty grid launches nothing here either
+    d.launch_packed(*m, cfg, packed);
+    CHECK(fake::s.launches == 3);
+    cfg.grid[1] = 70000;
+    CHECK_THROWS_WITH_AS(d.launch_packed(*m, cfg, packed), doctest::Contains("grid (9, 70000, 3) is larger than"),
+                         tile::error);
+    std::vector<kernel_arg> many(tile::drivers::packed_args::capacity + 1, int_arg(dtype::i32, 1));
+    CHECK_FALSE(d.pack(*m, cfg, many, packed));  // more than it holds: launched with launch()
+    kernel_arg bad = float_arg(dtype::i32, 1.0);
+    CHECK_THROWS_WITH_AS(d.pack(*m, cfg, std::span<const kernel_arg>(&bad, 1), packed),
+                         doctest::Contains("cannot pass a i32 floating-point value"), tile::error);
+  }
   SUBCASE("an empty grid launches nothing; a too large one is an error") {
     cfg.grid[1] = 0;
     d.launch(*m, cfg, args);

@@ -136,6 +136,7 @@ TEST_CASE("cuda graphs: launches, copies and fills on a captured stream run when
       FAIL("synchronize during a capture must fail");
     } catch (const tile::error& e) {
       CHECK(contains(e.message(), "captured into a CUDA graph"));
+      CHECK(contains(e.what(), "test_cuda_graph.cpp:" + std::to_string(line)));
     }
     try {
       line = __LINE__ + 1;

@@ -52,7 +52,9 @@ struct buffer_view;
 /// Work queue of a device. On the interpreter every operation completes before it returns.
 class stream {
  public:
-  void synchronize() const;
+  /// Waits for the work sent to it; an error (a kernel's fault, a stream being captured into a
+  /// graph) names the caller's line.
+  void synchronize(std::source_location where = std::source_location::current()) const;
   const std::shared_ptr<detail::device_impl>& device_impl() const { return dev_; }
 
  private:
@@ -88,7 +90,9 @@ class device {
   /// compile-only null backend (TILE_BACKEND=null): kernels are compiled for TILE_TARGET and
   /// every launch is checked, but nothing runs; a program should not check its results there.
   bool computes() const;
-  void synchronize() const;
+  /// Waits for every launch and copy sent to this device; an error (a kernel's fault, a stream
+  /// being captured into a graph) names the caller's line.
+  void synchronize(std::source_location where = std::source_location::current()) const;
   stream default_stream() const { return stream(impl_); }
 
   template <class T>

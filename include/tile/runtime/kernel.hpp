@@ -627,29 +627,34 @@ class kernel_t {
   }
 
   /// The runtime arguments and the meta-parameter values of a launch, in arrays (no allocation).
+  /// Each argument's slot is known at compile time: runtime argument R goes to rt[R] directly.
   template <class... A>
   static auto collect(const A&... args) {
     constexpr std::size_t n_metas = (std::size_t{0} + ... + detail::is_meta_arg<std::remove_cvref_t<A>>::value);
-    std::array<detail::launch_arg, sig::runtime_count + 1> rt{};
-    std::array<detail::meta_value, n_metas> metas{};
-    std::size_t r = 0, m = 0;
-    (collect_one(args, rt, r, metas, m), ...);
+    std::array<detail::launch_arg, sig::runtime_count> rt;
+    std::array<detail::meta_value, n_metas> metas;
+    collect_at(std::index_sequence_for<A...>{}, rt, metas, args...);
     return std::pair{rt, metas};
   }
-  template <class A, class Metas>
-  static void collect_one(const A& a, std::array<detail::launch_arg, sig::runtime_count + 1>& rt, std::size_t& r,
-                          Metas& metas, std::size_t& m) {
-    if constexpr (detail::is_meta_arg<std::remove_cvref_t<A>>::value) {
-      metas[m++] = detail::to_meta_value(a);
-    } else {
-      dispatch_runtime(a, rt, r, std::make_index_sequence<sig::runtime_count>{});
-      ++r;
-    }
+  /// How many of the first `k` flags equal `v`: an argument's index among the runtime arguments
+  /// (v false) or among the meta-parameters (v true).
+  template <std::size_t N>
+  static constexpr std::size_t count_before(const std::array<bool, N>& flags, std::size_t k, bool v) {
+    std::size_t c = 0;
+    for (std::size_t i = 0; i < k && i < N; ++i) c += flags[i] == v;
+    return c;
   }
-  template <class A, std::size_t... I>
-  static void dispatch_runtime(const A& a, std::array<detail::launch_arg, sig::runtime_count + 1>& rt, std::size_t r,
-                               std::index_sequence<I...>) {
-    ((r == I ? (void)(rt[I] = to_arg<I>(a)) : (void)0), ...);
+  template <std::size_t... K, class Rt, class Metas, class... A>
+  static void collect_at(std::index_sequence<K...>, Rt& rt, Metas& metas, const A&... args) {
+    constexpr std::array<bool, sizeof...(A)> is_meta = {detail::is_meta_arg<std::remove_cvref_t<A>>::value...};
+    (collect_one<is_meta[K], count_before(is_meta, K, is_meta[K])>(args, rt, metas), ...);
+  }
+  template <bool IsMeta, std::size_t Slot, class A, class Rt, class Metas>
+  static void collect_one(const A& a, Rt& rt, Metas& metas) {
+    if constexpr (IsMeta)
+      metas[Slot] = detail::to_meta_value(a);
+    else if constexpr (Slot < sig::runtime_count)  // (more arguments than parameters: check() says so)
+      rt[Slot] = to_arg<Slot>(a);
   }
   template <std::size_t I, class A>
   static detail::launch_arg to_arg(const A& a) {

@@ -573,11 +573,11 @@ void cuda_driver::encode_tensor_map(cu::CUtensorMap& map, const tensor_map_spec&
                      where);
 }
 
-void cuda_driver::launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) {
+const cuda_module& cuda_driver::launchable(const module& m, const launch_config& cfg, std::string_view& kernel) const {
   if (m.made_by != module::backend::cuda)
     throw tile::error("the CUDA driver was given a module compiled for another backend", cfg.where, std::string(cfg.kernel));
   const auto* mod = static_cast<const cuda_module*>(&m);
-  const std::string_view kernel = cfg.kernel.empty() ? std::string_view(mod->kernel) : cfg.kernel;
+  kernel = cfg.kernel.empty() ? std::string_view(mod->kernel) : cfg.kernel;
   if (!mod->ctx || mod->ctx->handle() != ctx_->handle())
     throw tile::error("the module was loaded for another CUDA device than " + info_.name + " (device " +
                           std::to_string(info_.index) + ")",
@@ -589,6 +589,32 @@ void cuda_driver::launch(const module& m, const launch_config& cfg, std::span<co
                             std::to_string(info_.max_grid[0]) + ", " + std::to_string(info_.max_grid[1]) + ", " +
                             std::to_string(info_.max_grid[2]) + ")",
                         cfg.where, std::string(kernel));
+  return *mod;
+}
+
+bool cuda_driver::pack(const module& m, const launch_config& cfg, std::span<const kernel_arg> args,
+                       packed_args& out) const {
+  if (m.made_by != module::backend::cuda || args.size() > packed_args::capacity) return false;
+  const auto& mod = static_cast<const cuda_module&>(m);
+  if (!mod.tensor_maps.empty()) return false;
+  const std::string_view kernel = cfg.kernel.empty() ? std::string_view(mod.kernel) : cfg.kernel;
+  for (std::size_t i = 0; i < args.size(); ++i) out.slots[i] = pack_arg(args[i], i, kernel, cfg.where);
+  out.n = args.size();
+  return true;
+}
+
+void cuda_driver::launch_packed(const module& m, const launch_config& cfg, const packed_args& args) {
+  std::string_view kernel;
+  const cuda_module& mod = launchable(m, cfg, kernel);
+  if (cfg.grid[0] == 0 || cfg.grid[1] == 0 || cfg.grid[2] == 0) return;
+  std::array<void*, packed_args::capacity> params;
+  for (std::size_t i = 0; i < args.n; ++i) params[i] = const_cast<std::uint64_t*>(&args.slots[i]);
+  issue(mod, cfg, kernel, args.n == 0 ? nullptr : params.data(), args.n);
+}
+
+void cuda_driver::launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) {
+  std::string_view kernel;
+  const cuda_module* mod = &launchable(m, cfg, kernel);
   if (cfg.grid[0] == 0 || cfg.grid[1] == 0 || cfg.grid[2] == 0) return;
 
   constexpr std::size_t kInline = 32;
@@ -648,18 +674,23 @@ void cuda_driver::launch(const module& m, const launch_config& cfg, std::span<co
     params = all;
   }
 
+  issue(*mod, cfg, kernel, args.empty() && nmaps == 0 ? nullptr : params, args.size());
+}
+
+void cuda_driver::issue(const cuda_module& mod, const launch_config& cfg, std::string_view kernel, void** params,
+                        std::size_t nargs) {
   make_current();
-  const unsigned block = static_cast<unsigned>(info_.warp_size > 0 ? info_.warp_size : 32) * static_cast<unsigned>(mod->num_warps);
-  const cu::CUresult r = api_->cuLaunchKernel(mod->fn, cfg.grid[0], cfg.grid[1], cfg.grid[2], block, 1, 1,
-                                              mod->shared_bytes, stream_.load(), args.empty() && nmaps == 0 ? nullptr : params, nullptr);
+  const unsigned block = static_cast<unsigned>(info_.warp_size > 0 ? info_.warp_size : 32) * static_cast<unsigned>(mod.num_warps);
+  const cu::CUresult r = api_->cuLaunchKernel(mod.fn, cfg.grid[0], cfg.grid[1], cfg.grid[2], block, 1, 1,
+                                              mod.shared_bytes, stream_.load(), params, nullptr);
   if (r != cu::CUDA_SUCCESS) {
     std::string detail = "grid (" + std::to_string(cfg.grid[0]) + ", " + std::to_string(cfg.grid[1]) + ", " +
                          std::to_string(cfg.grid[2]) + "), " + std::to_string(block) + " threads per block, " +
-                         std::to_string(mod->shared_bytes) + " bytes of dynamic shared memory, " +
-                         plural(static_cast<long long>(args.size()), "argument");
+                         std::to_string(mod.shared_bytes) + " bytes of dynamic shared memory, " +
+                         plural(static_cast<long long>(nargs), "argument");
     throw cuda_error(*api_, r, "cuLaunchKernel", std::string(kernel), detail, cfg.where);
   }
-  last_kernel_.store(mod->interned_kernel, std::memory_order_relaxed);
+  last_kernel_.store(mod.interned_kernel, std::memory_order_relaxed);
 }
 
 // ---------------------------------------------------------------------------------------------

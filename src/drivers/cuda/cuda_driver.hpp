@@ -189,6 +189,10 @@ class cuda_driver final : public driver {
   /// double, f16/bf16 as their 16 bits) and launches `m` (a cuda_module of this device) on the
   /// current stream. An empty grid launches nothing.
   void launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) override;
+  /// The arguments' slots, for modules without tensor maps (theirs are encoded at each launch).
+  bool pack(const module& m, const launch_config& cfg, std::span<const kernel_arg> args,
+            packed_args& out) const override;
+  void launch_packed(const module& m, const launch_config& cfg, const packed_args& args) override;
   /// The values `t` is encoded from at a launch with `args`: its base address, rows, columns
   /// and row stride (elements); a tile::error naming the kernel and the launch's file:line when
   /// they do not suit the TMA.
@@ -231,6 +235,16 @@ class cuda_driver final : public driver {
   const cuda_api& api() const { return *api_; }
   const std::shared_ptr<const cuda_context>& context() const { return ctx_; }
   void make_current() const { ctx_->make_current(); }
+
+ private:
+  /// The checks every launch makes: the module is a cuda_module of this device, the grid fits.
+  const cuda_module& launchable(const module& m, const launch_config& cfg, std::string_view& kernel) const;
+  /// cuLaunchKernel of `mod` with `params` (null for none; nargs arguments, for messages) on the
+  /// current stream.
+  void issue(const cuda_module& mod, const launch_config& cfg, std::string_view kernel, void** params,
+             std::size_t nargs);
+
+ public:
 
  private:
   /// Throws the error for a failed call; a sticky error names the last kernel launched.

@@ -1,6 +1,7 @@
 // src/drivers/null/null_driver.cpp — layer: drivers (null). See null_driver.hpp.
 #include "drivers/null/null_driver.hpp"
 
+#include <algorithm>
 #include <span>
 
 namespace tile::drivers {
@@ -35,9 +36,42 @@ class null_driver final : public host_memory_driver {
   std::string name() const override { return "null (" + limits_.arch + ")"; }
 
   void launch(const module& m, const launch_config& cfg, std::span<const kernel_arg> args) override {
+    check_launch(m, cfg);
+    packed_args unused;
+    check_args(m, cfg, args, unused);
+    // Checked: nothing runs on a null device.
+  }
+  /// The arguments checked as a launch checks them, packed as CUDA packs them (its host cost).
+  bool pack(const module& m, const launch_config& cfg, std::span<const kernel_arg> args,
+            packed_args& out) const override {
+    if (args.size() > packed_args::capacity) return false;
+    check_args(m, cfg, args, out);
+    return true;
+  }
+  void launch_packed(const module& m, const launch_config& cfg, const packed_args& args) override {
+    (void)args;
+    check_launch(m, cfg);
+  }
+
+ private:
+  const null_module& checked_module(const module& m, const launch_config& cfg) const {
     if (m.made_by != module::backend::null)
       throw tile::error("the null driver was given a module compiled for another backend", cfg.where, std::string(cfg.kernel));
-    const auto* mod = static_cast<const null_module*>(&m);
+    return static_cast<const null_module&>(m);
+  }
+  void check_args(const module& m, const launch_config& cfg, std::span<const kernel_arg> args, packed_args& out) const {
+    const null_module& mod = checked_module(m, cfg);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (args[i].k == kernel_arg::kind::pointer && args[i].addr == 0)
+        throw tile::error(describe_arg(i, args[i]) + " is a null pointer", cfg.where,
+                          std::string(cfg.kernel.empty() ? std::string_view(mod.kernel) : cfg.kernel));
+      if (i < packed_args::capacity)
+        out.slots[i] = args[i].k == kernel_arg::kind::pointer ? args[i].addr : static_cast<std::uint64_t>(args[i].i);
+    }
+    out.n = std::min(args.size(), packed_args::capacity);
+  }
+  void check_launch(const module& m, const launch_config& cfg) const {
+    const null_module* mod = &checked_module(m, cfg);
     const std::string_view kernel = cfg.kernel.empty() ? std::string_view(mod->kernel) : cfg.kernel;
     auto fail = [&](const std::string& msg) { throw tile::error(msg, cfg.where, std::string(kernel)); };
     for (int d = 0; d < 3; ++d)
@@ -52,13 +86,8 @@ class null_driver final : public host_memory_driver {
       fail("the kernel needs " + std::to_string(mod->shared_bytes) + " bytes of shared memory per block; " +
            limits_.arch + " allows at most " + std::to_string(limits_.max_dynamic_shared) + " (" +
            std::to_string(limits_.max_dynamic_shared / 1024) + " KiB)");
-    for (std::size_t i = 0; i < args.size(); ++i)
-      if (args[i].k == kernel_arg::kind::pointer && args[i].addr == 0)
-        fail(describe_arg(i, args[i]) + " is a null pointer");
-    // Checked: nothing runs on a null device.
   }
 
- private:
   null_limits limits_;
 };
 
