@@ -484,6 +484,75 @@ TEST_CASE("matmul through tensor descriptors: TMA copies on sm_90a (boxes of 32,
   check_matmul<tile::half>(128, 96, 64, 64, 32, 32, true, 67, 4, 3, true);       // B through strides (1, K): masked loads
 }
 
+TEST_CASE("chained dots: a product, exponentiated along its rows and cast, is the next dot's A (attention's P @ V)") {
+  // s = q @ kᵀ block by block, p = exp2(s - rowmax(s)) cast to f16, acc += p @ v: on a warp's MMA
+  // (sm_80) both dots put every warp along M and p stays in registers as mma.sync's A fragment
+  // (test/ir/golden/assign_layouts_forward_sm80.tir); on sm_90a, wgmma's register form. In a loop
+  // over key blocks, as attention's, and once outside any loop (BLOCKS = 0).
+  auto chain = tile::kernel("dot_chain", [](tl::ptr<tile::half> q, tl::ptr<tile::half> k, tl::ptr<tile::half> v,
+                                            tl::ptr<float> out, tl::constexpr_<"M"> M, tl::constexpr_<"D"> D,
+                                            tl::constexpr_<"BLOCKS"> BLOCKS) {
+    using tl::_;
+    using tl::newaxis;
+    auto m = tl::arange(0, M), d = tl::arange(0, D);
+    auto qv = tl::load(q + m(_, newaxis) * D + d(newaxis, _));  // [M, D]
+    auto step = [&](const tl::tensor& acc, const tl::tensor& j) {
+      auto kt = tl::load(k + j * (M * D) + m(newaxis, _) * D + d(_, newaxis));  // kᵀ: [D, M], key i in column i
+      auto s = tl::dot(qv, kt);                                                 // [M, M]
+      auto p = tl::exp2(s - tl::max(s, 1)(_, newaxis));
+      auto vv = tl::load(v + j * (M * D) + m(_, newaxis) * D + d(newaxis, _));   // [M, D]
+      return tl::dot(tl::cast<tile::half>(p), vv, acc);
+    };
+    auto acc = tl::zeros<float>({M, D});
+    if (BLOCKS.value == 0)
+      acc = step(acc, tl::program_id(0));  // (grid 1: block 0)
+    else
+      tl::for_range(0, static_cast<int>(BLOCKS.value), [&](tl::tensor j) { acc = step(acc, j); });
+    tl::store(out + m(_, newaxis) * D + d(newaxis, _), acc);
+  });
+  constexpr int M = 64, D = 64;
+  for (int blocks : {0, 2}) {
+    CAPTURE(blocks);
+    const int nb = blocks == 0 ? 1 : blocks;
+    auto hq = lt2::random_vec<tile::half>(M * D, 11, -1, 1), hk = lt2::random_vec<tile::half>(std::size_t(nb) * M * D, 12, -1, 1),
+         hv = lt2::random_vec<tile::half>(std::size_t(nb) * M * D, 13, -1, 1);
+    auto dv = lt2::dev();
+    auto q = dv.upload(hq), kb = dv.upload(hk), vb = dv.upload(hv);
+    auto out = dv.alloc<float>(M * D);
+    chain[{1}](q, kb, vb, out, "M"_c = M, "D"_c = D, "BLOCKS"_c = blocks);
+    if (!dv.computes()) continue;
+    // the reference in double, p rounded to f16 as the kernel rounds it; the bound allows p's
+    // last bit either way and the products' order of summation
+    std::vector<double> want(M * D, 0.0), bound(M * D, 1e-6);
+    for (int j = 0; j < nb; ++j)
+      for (int i = 0; i < M; ++i) {
+        std::vector<double> srow(M);
+        double mx = -1e300;
+        for (int c = 0; c < M; ++c) {
+          double sum = 0;
+          for (int e = 0; e < D; ++e)
+            sum += double(float(hq[ix(i * D + e)])) * double(float(hk[ix(j * M * D + c * D + e)]));
+          srow[ix(c)] = sum;
+          mx = std::max(mx, sum);
+        }
+        for (int c = 0; c < M; ++c) {
+          const double p = double(float(tile::half(float(std::exp2(srow[ix(c)] - mx)))));
+          for (int e = 0; e < D; ++e) {
+            const double x = double(float(hv[ix(j * M * D + c * D + e)]));
+            want[ix(i * D + e)] += p * x;
+            bound[ix(i * D + e)] += 2e-3 * std::abs(x) * std::max(p, 1e-3);
+          }
+        }
+      }
+    const auto got = out.to_host();
+    int bad = 0;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (std::abs(double(got[i]) - want[i]) > bound[i] && ++bad <= 5)
+        MESSAGE("element " << i << ": got " << got[i] << ", want " << want[i] << " (within " << bound[i] << ")");
+    CHECK(bad == 0);
+  }
+}
+
 TEST_CASE("dot rejects M, N or K below 16, mismatched inner dimensions and bad dtypes") {
   // CASE 0 is valid; each other case breaks one rule and fails to trace
   auto k = tile::kernel("dot_bad", [](tl::ptr<float> out, tl::constexpr_<"CASE"> CASE) {

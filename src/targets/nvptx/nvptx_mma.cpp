@@ -25,8 +25,24 @@ std::uint64_t swizzle_mode(std::int64_t s) { return s == 128 ? 1 : s == 64 ? 2 :
 DV NvptxMma::dot(GpuLowering& G, const ir::Op& op, llvm::Value* a_at, llvm::Value* b_at, std::int64_t lda, std::int64_t ldb,
                  const DV& acc, int pending, const DV* a_regs) const {
   if (layout::engine_of(op) == layout::mma_engine::warpgroup) return wgmma_from_shared(G, op, a_at, b_at, acc, pending, a_regs);
-  if (a_regs) G.unsupported(op, "internal error: a warp's mma.sync with A in registers");
-  return mma_from_shared(G, op, layout::mma_warps_of(op), a_at, b_at, lda, ldb, acc);
+  return mma_from_shared(G, op, layout::mma_warps_of(op), a_at, b_at, lda, ldb, acc, a_regs);
+}
+
+llvm::Value* NvptxMma::a_register_pair(GpuLowering& G, const ir::Op& op, const DV& a_regs, const layout::LinearLayout& la,
+                                       std::int64_t row, std::int64_t col) {
+  auto& B = G.b();
+  auto lo = layout::register_of(la, {row, col}), hi = layout::register_of(la, {row, col + 1});
+  if (!lo || !hi) G.unsupported(op, "internal error: an MMA's A fragment element has no register");
+  auto reg = [&](std::int64_t i) { return a_regs.regs.size() == 1 ? a_regs.regs[0] : a_regs.regs.at(static_cast<std::size_t>(i)); };
+  // two conversions from f32 (a product cast to the input type): one cvt of the pair
+  if (llvm::Value* w = G.pack_16x2(reg(*lo), reg(*hi))) return w;
+  auto bits = [&](std::int64_t i) {
+    llvm::Value* v = reg(i);
+    return v->getType()->isIntegerTy() ? v : B.CreateBitCast(v, B.getInt16Ty());
+  };
+  llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(B.getInt16Ty(), 2));
+  v = B.CreateInsertElement(B.CreateInsertElement(v, bits(*lo), B.getInt32(0)), bits(*hi), B.getInt32(1));
+  return B.CreateBitCast(v, B.getInt32Ty());
 }
 
 std::vector<llvm::Value*> NvptxMma::wait(GpuLowering& G, int pending, const std::vector<llvm::Value*>& acc) const {
@@ -40,7 +56,7 @@ void NvptxMma::make_visible(GpuLowering& G, layout::mma_engine e) const {
 }
 
 DV NvptxMma::mma_from_shared(GpuLowering& G, const ir::Op& op, std::array<int, 2> warps, llvm::Value* a_base, llvm::Value* b_base,
-                             std::int64_t lda, std::int64_t ldb, const DV& acc) const {
+                             std::int64_t lda, std::int64_t ldb, const DV& acc, const DV* a_regs) const {
   auto& B = G.b();
   const ir::Type& at = op.operand(0)->type;
   const ir::Type& bt = op.operand(1)->type;
@@ -57,6 +73,13 @@ DV NvptxMma::mma_from_shared(GpuLowering& G, const ir::Op& op, std::array<int, 2
     if (!i) G.unsupported(op, "internal error: an mma fragment element has no register");
     return *i;
   };
+  // A in registers (a preceding dot's product, cast: attention's P): its k16 fragments are
+  // register pairs of its layout, no ldmatrix
+  std::optional<layout::LinearLayout> LR;
+  if (a_regs) {
+    if (es != 2 || warps[1] != 1) G.unsupported(op, "internal error: a warp's MMA with A in registers needs 16-bit A and every warp along M");
+    LR = layout::LinearLayout(a_regs->layout);
+  }
   // a_base and b_base are absolute offsets into the shared buffer
   auto at_elem = [&](llvm::Value* base, llvm::Value* row, llvm::Value* col, std::int64_t ld) {
     llvm::Value* flat = B.CreateAdd(B.CreateMul(row, B.getInt32(static_cast<std::uint32_t>(ld))), col);
@@ -96,6 +119,11 @@ DV NvptxMma::mma_from_shared(GpuLowering& G, const ir::Op& op, std::array<int, 2
     auto& af = f.af;
     auto& bf = f.bf;
     for (std::int64_t r0 = 0; r0 < M; r0 += 16 * warps[0]) {
+      if (a_regs) {  // (r0's rows of the warp's fragment: the layout's lane and warp bases)
+        af.push_back({a_register_pair(G, op, *a_regs, *LR, r0, k0), a_register_pair(G, op, *a_regs, *LR, r0 + 8, k0),
+                      a_register_pair(G, op, *a_regs, *LR, r0, k0 + kh), a_register_pair(G, op, *a_regs, *LR, r0 + 8, k0 + kh)});
+        continue;
+      }
       llvm::Value* row = B.CreateAdd(B.CreateAdd(warp_m, a_row_in), B.getInt32(static_cast<std::uint32_t>(r0)));
       llvm::Value* col = B.CreateAdd(a_col_in, B.getInt32(static_cast<std::uint32_t>(k0)));
       auto m = ldmatrix(G.S, es == 2 ? at_swizzled(a_base, row, col, M, K) : at_elem(a_base, row, col, lda), 4, false);
@@ -195,20 +223,7 @@ DV NvptxMma::wgmma_from_shared(GpuLowering& G, const ir::Op& op, llvm::Value* a_
   // fragment a0..a7 at (row, k0 + c), c = 2·(lane % 4) (+1), rows +8, columns +8; packed in pairs
   std::optional<layout::LinearLayout> LA;
   if (a_regs) LA = layout::LinearLayout(a_regs->layout);
-  auto a_pair = [&](std::int64_t row, std::int64_t col) {
-    auto lo = layout::register_of(*LA, {row, col}), hi = layout::register_of(*LA, {row, col + 1});
-    if (!lo || !hi) G.unsupported(op, "internal error: a wgmma A fragment element has no register");
-    auto reg = [&](std::int64_t i) { return a_regs->regs.size() == 1 ? a_regs->regs[0] : a_regs->regs.at(static_cast<std::size_t>(i)); };
-    // two conversions from f32 (a product cast to the input type): one cvt of the pair
-    if (llvm::Value* w = G.pack_16x2(reg(*lo), reg(*hi))) return w;
-    auto bits = [&](std::int64_t i) {
-      llvm::Value* v = reg(i);
-      return v->getType()->isIntegerTy() ? v : B.CreateBitCast(v, B.getInt16Ty());
-    };
-    llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(B.getInt16Ty(), 2));
-    v = B.CreateInsertElement(B.CreateInsertElement(v, bits(*lo), B.getInt32(0)), bits(*hi), B.getInt32(1));
-    return B.CreateBitCast(v, B.getInt32Ty());
-  };
+  auto a_pair = [&](std::int64_t row, std::int64_t col) { return a_register_pair(G, op, *a_regs, *LA, row, col); };
   for (std::int64_t r = 0; r < reps; ++r) {
     // A: the K block holding k0, the warpgroup's 64 rows, k0's byte within the block row
     std::vector<WgmmaStep> steps;

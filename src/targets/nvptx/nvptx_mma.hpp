@@ -28,9 +28,15 @@ class NvptxMma final : public codegen::gpu::MmaEngine {
   /// a_base and B at b_base in shared memory (absolute byte offsets, i64): 16-bit operands as
   /// swizzled tiles (A [M][K], B [K][N], read with ldmatrix / ldmatrix.trans, free of bank
   /// conflicts), others row-major with rows of lda elements (A) and B transposed [N][K] with
-  /// rows of ldb.
+  /// rows of ldb. A 16-bit A may be in registers instead (`a_regs`, a_base unused), in the
+  /// accumulator layout over [M, K] of the dot's warps (every warp along M).
   codegen::gpu::DV mma_from_shared(codegen::gpu::GpuLowering& G, const ir::Op& op, std::array<int, 2> warps, llvm::Value* a_base,
-                                   llvm::Value* b_base, std::int64_t lda, std::int64_t ldb, const codegen::gpu::DV& acc) const;
+                                   llvm::Value* b_base, std::int64_t lda, std::int64_t ldb, const codegen::gpu::DV& acc,
+                                   const codegen::gpu::DV* a_regs) const;
+  /// The 32-bit word of A's registers at (row, col) and (row, col + 1) of a warp's first
+  /// fragment row (`a_regs` in its layout over [M, K]): a k16 fragment register of either engine.
+  static llvm::Value* a_register_pair(codegen::gpu::GpuLowering& G, const ir::Op& op, const codegen::gpu::DV& a_regs,
+                                      const layout::LinearLayout& la, std::int64_t row, std::int64_t col);
   /// The dot `op` (A [M][K] and B [K][N] swizzled tiles at absolute byte offsets a_base and
   /// b_base; or A in registers, `a_regs`, in the accumulator layout over [M, K]) as wgmma
   /// m64nNk16 steps of each warpgroup; its result in the accumulator layout.

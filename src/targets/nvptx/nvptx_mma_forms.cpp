@@ -1,6 +1,7 @@
 // src/targets/nvptx/nvptx_mma_forms.cpp — layer: targets (nvptx). See nvptx_mma_forms.hpp.
 #include "targets/nvptx/nvptx_mma_forms.hpp"
 #include "targets/nvptx/nvptx_mma_layouts.hpp"
+#include "layout/dot_chains.hpp"
 
 namespace tile::targets::nvptx {
 
@@ -40,6 +41,9 @@ layout::MmaTarget::Choice NvptxMmaForms::choose(const ir::Op& dot, int num_warps
   if (lanes != 32 || dot.kind != ir::OpKind::dot || !warp_form(dot)) return {};  // (32-lane instructions)
   if (warpgroup_ && warpgroup_form(dot, num_warps)) return {mma_engine::warpgroup, {num_warps, 1}};
   const auto& s = dot.result()->type.shape;
+  // a chain of dots (attention's QKᵀ then P·V): every warp along M, where M has a fragment row for
+  // each, so each warp holds whole rows of the first product (layout/dot_chains.hpp)
+  if (s[0] % (16 * num_warps) == 0 && layout::chained_dot(dot)) return {mma_engine::warp, {num_warps, 1}};
   return {mma_engine::warp, mma_warps(s[0], s[1], num_warps)};
 }
 
@@ -87,12 +91,18 @@ ir::smem NvptxMmaForms::operand_arrangement(const ir::Op& dot, unsigned k) const
 }
 
 std::optional<layout::LinearLayout> NvptxMmaForms::register_operand(const ir::Op& dot, unsigned k, int num_warps) const {
-  // wgmma's A fragment, per warp of the warpgroup (16 rows each), is mma.sync's m16n8k16 A:
+  // mma.sync's m16n8k16 A fragment (and wgmma's, per warp of the warpgroup: 16 rows each):
   // registers a0..a7 at (r, c..c+1), (r+8, c..), (r, c+8..), (r+8, c+8..) — the accumulator's
-  // two n8 blocks of a k16 step, so a product's f32 accumulator, cast, is this layout as it is
-  if (k != 0 || layout::engine_of(dot) != mma_engine::warpgroup || size_of(dot.operand(0)->type.elem) != 2) return std::nullopt;
+  // two n8 blocks of a k16 step, so a product's f32 accumulator, cast, is this layout as it is.
+  // A warp's MMA takes it where every warp is along M (a warp along N would need rows another
+  // warp holds): the accumulator layout over [M, K] with the dot's warps
+  const mma_engine e = layout::engine_of(dot);
+  if (k != 0 || e == mma_engine::none || size_of(dot.operand(0)->type.elem) != 2 || operand_elements(dot) != 2)
+    return std::nullopt;
+  const std::array<int, 2> warps = layout::mma_warps_of(dot);
+  if (warps[1] != 1) return std::nullopt;
   const auto& s = dot.operand(0)->type.shape;
-  return mma_v2(s.at(0), s.at(1), layout::mma_warps_of(dot), num_warps);
+  return mma_v2(s.at(0), s.at(1), warps, num_warps);
 }
 
 const NvptxMmaForms* mma_forms(int sm, bool accel) {
