@@ -1,6 +1,7 @@
 // src/layout/register_operands.hpp — layer: layout. Which tensor-core dots read their A operand
 // straight from registers instead of a shared-memory buffer: where the target's engine takes A
-// from registers (MmaTarget::register_operand: NVIDIA's warpgroup MMA, 16-bit A) and A is a tile
+// from registers (MmaTarget::register_operand: NVIDIA's warpgroup MMA, and its warp MMA with
+// every warp along M — a chain of dots, layout/dot_chains.hpp —, 16-bit A) and A is a tile
 // the dot's loop computes — attention's P (`p.to(f16)` then `dot(p, v)`), a prologue's scaled or
 // cast operand. A loaded tile stays in shared memory (a pipelined loop's ring copies it there
 // without passing through registers), and so does one made outside the loop that runs the dot

@@ -244,6 +244,25 @@ struct kernel_core::state {
   };
   mutable repeat_memo memo;
 
+  /// The last typed launch's fingerprint (launch_fingerprint: its argument and meta-parameter
+  /// values, compact) and what it resolved to, where the driver packed its arguments: a typed
+  /// launch with an equal fingerprint goes from it to the driver (launch_repeat). Guarded as
+  /// `memo` is.
+  static constexpr std::size_t kFingerprintWords = 4 * kInlineArgs + kInlineMetas;
+  struct typed_memo {
+    std::mutex mu;
+    bool valid = false;
+    const void* tag = nullptr;
+    std::size_t n_words = 0, n_metas = 0;
+    std::array<std::uint64_t, kFingerprintWords> words;
+    std::array<meta_value, kInlineMetas> metas;  // resolved, in the kernel's order
+    int num_warps = 4, num_stages = 3;
+    device_impl* dev = nullptr;
+    const compiled* c = nullptr;
+    drivers::packed_args packed;
+  };
+  mutable typed_memo typed;
+
   /// Validated, specialized launch: metas in parameter order, options apart. Filled in place by
   /// prepare() (it holds stack buffers: neither copied nor moved).
   struct prepared {
@@ -267,6 +286,12 @@ struct kernel_core::state {
   /// packed them (null otherwise).
   void remember(const prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas,
                 const compiled& c, const drivers::packed_args* packed) const;
+  /// Remembers a typed launch that resolved to `c` with its arguments packed as `packed`.
+  void remember_typed(const launch_fingerprint& fp, const prepared& p, const compiled& c,
+                      const drivers::packed_args& packed) const;
+  /// The driver's launch configuration of a launch resolved as `p`: the grid (a grid function
+  /// called with the meta-parameters), checked; errors name `loc`.
+  drivers::launch_config config(const launch_grid& grid, const prepared& p, src_loc loc) const;
   /// The compiled specialization (traced and compiled on first use); it lives as long as the kernel.
   const compiled& get(const prepared& p, src_loc loc);
   std::shared_ptr<compiled> build(const prepared& p) const;
@@ -630,8 +655,79 @@ std::shared_ptr<const drivers::module> kernel_core::module(std::span<const launc
   return {s_, c.mod.get()};  // keeps the kernel's state, and so the compiled kernel, alive
 }
 
+drivers::launch_config kernel_core::state::config(const launch_grid& grid, const prepared& p, src_loc loc) const {
+  grid3 g = grid.extents;
+  if (grid.fn) {
+    meta m(p.metas.span(), loc);
+    try {
+      g = grid.fn(m);
+    } catch (const tile::error& e) {
+      if (!e.kernel().empty()) throw;
+      throw tile::error(e.message(), e.where().known() ? e.where() : loc, name);
+    }
+  }
+  const std::int64_t limits[3] = {std::numeric_limits<std::int32_t>::max(), 65535, 65535};
+  const std::int64_t ext[3] = {g.x, g.y, g.z};
+  for (int i = 0; i < 3; ++i)
+    if (ext[i] < 0 || ext[i] > limits[i])
+      fail("grid extent " + std::string(1, "xyz"[i]) + " = " + std::to_string(ext[i]) + " is outside [0, " +
+               std::to_string(limits[i]) + "]", loc);
+  drivers::launch_config cfg;
+  cfg.grid[0] = static_cast<std::uint32_t>(g.x);
+  cfg.grid[1] = static_cast<std::uint32_t>(g.y);
+  cfg.grid[2] = static_cast<std::uint32_t>(g.z);
+  cfg.num_warps = p.num_warps;
+  cfg.num_stages = p.num_stages;
+  cfg.kernel = name;
+  cfg.where = loc;
+  return cfg;
+}
+
+void kernel_core::state::remember_typed(const launch_fingerprint& fp, const prepared& p, const compiled& c,
+                                        const drivers::packed_args& packed) const {
+  const std::span<const meta_value> resolved = p.metas.span();
+  if (!pointer_params) return;  // a launch without a pointer takes device::best(), which may change: never remembered
+  if (fp.words.size() > kFingerprintWords || resolved.size() > kInlineMetas) return;
+  std::unique_lock lock(typed.mu, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  typed.tag = fp.tag;
+  typed.n_words = fp.words.size();
+  std::copy(fp.words.begin(), fp.words.end(), typed.words.begin());
+  typed.n_metas = resolved.size();
+  std::copy(resolved.begin(), resolved.end(), typed.metas.begin());
+  typed.num_warps = p.num_warps;
+  typed.num_stages = p.num_stages;
+  typed.dev = p.dev;
+  typed.c = &c;
+  std::copy_n(packed.slots.begin(), packed.n, typed.packed.slots.begin());
+  typed.packed.n = packed.n;
+  typed.valid = true;
+}
+
+bool kernel_core::launch_repeat(const launch_grid& grid, const launch_fingerprint& fp, src_loc loc) const {
+  state& s = *s_;
+  state::prepared p(0, s.meta_names.size());
+  drivers::packed_args packed;
+  const compiled* c = nullptr;
+  {
+    std::unique_lock lock(s.typed.mu, std::try_to_lock);
+    if (!lock.owns_lock() || !s.typed.valid || s.typed.tag != fp.tag || s.typed.n_words != fp.words.size() ||
+        !std::equal(fp.words.begin(), fp.words.end(), s.typed.words.begin()))
+      return false;
+    for (std::size_t i = 0; i < s.typed.n_metas; ++i) p.metas.push_back(s.typed.metas[i]);
+    p.num_warps = s.typed.num_warps;
+    p.num_stages = s.typed.num_stages;
+    p.dev = s.typed.dev;
+    c = s.typed.c;
+    std::copy_n(s.typed.packed.slots.begin(), s.typed.packed.n, packed.slots.begin());
+    packed.n = s.typed.packed.n;
+  }
+  s.issue(*p.dev, *c, s.config(grid, p, loc), nullptr, &packed, loc);
+  return true;
+}
+
 void kernel_core::launch(const launch_grid& grid, std::span<const launch_arg> args, std::span<const meta_value> metas,
-                         src_loc loc) const {
+                         src_loc loc, const launch_fingerprint* fp) const {
   state::prepared p(args.size(), s_->meta_names.size());
   constexpr std::size_t unpacked = std::numeric_limits<std::size_t>::max();
   drivers::packed_args packed;
@@ -643,32 +739,12 @@ void kernel_core::launch(const launch_grid& grid, std::span<const launch_arg> ar
     hit = &s_->get(p, loc);
   }
   const compiled& c = *hit;
-  grid3 g = grid.extents;
-  if (grid.fn) {
-    meta m(p.metas.span(), loc);
-    try {
-      g = grid.fn(m);
-    } catch (const tile::error& e) {
-      if (!e.kernel().empty()) throw;
-      throw tile::error(e.message(), e.where().known() ? e.where() : loc, s_->name);
-    }
-  }
-  const std::int64_t limits[3] = {std::numeric_limits<std::int32_t>::max(), 65535, 65535};
-  const std::int64_t ext[3] = {g.x, g.y, g.z};
-  for (int i = 0; i < 3; ++i)
-    if (ext[i] < 0 || ext[i] > limits[i])
-      s_->fail("grid extent " + std::string(1, "xyz"[i]) + " = " + std::to_string(ext[i]) + " is outside [0, " +
-                   std::to_string(limits[i]) + "]", loc);
-  drivers::launch_config cfg;
-  cfg.grid[0] = static_cast<std::uint32_t>(g.x);
-  cfg.grid[1] = static_cast<std::uint32_t>(g.y);
-  cfg.grid[2] = static_cast<std::uint32_t>(g.z);
-  cfg.num_warps = p.num_warps;
-  cfg.num_stages = p.num_stages;
-  cfg.kernel = s_->name;
-  cfg.where = loc;
+  const drivers::launch_config cfg = s_->config(grid, p, loc);
   // A launch that repeats the last one's arguments issues them as the driver packed them then.
-  if (packed.n != unpacked) return s_->issue(*p.dev, c, cfg, nullptr, &packed, loc);
+  if (packed.n != unpacked) {
+    if (fp) s_->remember_typed(*fp, p, c, packed);
+    return s_->issue(*p.dev, c, cfg, nullptr, &packed, loc);
+  }
   // The drivers' arguments; a pointer's `what` stays empty (drivers::describe_arg builds it
   // where a message needs it).
   inline_array<drivers::kernel_arg, kInlineArgs> kargs(args.size());
@@ -700,6 +776,7 @@ void kernel_core::launch(const launch_grid& grid, std::span<const launch_arg> ar
     throw;
   }
   if (!repeated) s_->remember(p, args, metas, c, have_packed ? &packed : nullptr);
+  if (fp && have_packed) s_->remember_typed(*fp, p, c, packed);
   s_->issue(*p.dev, c, cfg, have_packed ? nullptr : &kargs, have_packed ? &packed : nullptr, loc);
 }
 

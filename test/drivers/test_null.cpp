@@ -367,6 +367,56 @@ TEST_CASE("null: a grid over the limits names the kernel and the launch's line")
   CHECK(contains(e.what(), "test_null.cpp:" + std::to_string(line) + ": error: kernel 'scale_grid'"));
 }
 
+TEST_CASE("null: a launch repeating the last one's values goes to the driver as packed then; any change is checked "
+          "again, and each launch's grid is its own") {
+  // the null driver packs as CUDA's does, so the typed launch's fingerprint is remembered here
+  auto k = tile::kernel("repeat_null", [](tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<"BLOCK"> BLOCK) {
+    auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+    tl::store(out + offs, tl::load(x + offs, offs < n), offs < n);
+  });
+  auto d = null_dev();
+  auto x = d.alloc<float>(2048), y = d.alloc<float>(2048), other = d.alloc<float>(2048);
+  int grid_calls = 0;
+  auto grid = [&](const tile::meta& m) {
+    ++grid_calls;
+    return tile::grid3{tile::cdiv(std::int64_t{1000}, m["BLOCK"]), 1, 1};
+  };
+  k[grid](x, y, 1000, "BLOCK"_c = 256);
+  k[grid](x, y, 1000, "BLOCK"_c = 256);  // the same values: from the fingerprint
+  k[grid](x, y, 1000, "BLOCK"_c = 256);
+  CHECK(k.core().traces() == 1);
+  CHECK(grid_calls == 3);  // a grid function is called at every launch, the repeats' too
+  k[grid](x, y, 1024, "BLOCK"_c = 256);  // n a multiple of 16: another specialization
+  CHECK(k.core().traces() == 2);
+  k[grid](y, y, 1000, "BLOCK"_c = 256);  // one buffer twice: aliased
+  CHECK(k.core().traces() == 3);
+  k[grid](x.view(1, 1500), y, 1000, "BLOCK"_c = 256);  // a view: not 16-byte aligned
+  CHECK(k.core().traces() == 4);
+  k[grid](x, y, 1000, "BLOCK"_c = 512);  // another meta-parameter value
+  CHECK(k.core().traces() == 5);
+  k[grid](x, y, 1000, "BLOCK"_c = 256);  // back to the first: found, not traced
+  k[grid](other, y, 1000, "BLOCK"_c = 256);  // the same class, another buffer
+  k[grid](other, y, 1000, "BLOCK"_c = 256);
+  CHECK(k.core().traces() == 5);
+  CHECK(grid_calls == 10);
+  // a repeat's own grid is checked as every launch's is, at its own line
+  k[{1}](x, y, 1000, "BLOCK"_c = 256);
+  int line = 0;
+  auto e = error_of([&] {
+    line = __LINE__ + 1;
+    k[{1, 70000}](x, y, 1000, "BLOCK"_c = 256);
+  });
+  CHECK(e.where().line == static_cast<std::uint32_t>(line));
+  CHECK(contains(e.message(), "grid extent y = 70000"));
+  // and an argument the kernel cannot take is still refused after a repeat (nothing remembered hides it)
+  k[{1}](x, y, 1000, "BLOCK"_c = 256);
+  auto empty = tile::buffer<float>();
+  auto e2 = error_of([&] { k[{1}](empty, y, 1000, "BLOCK"_c = 256); });
+  CHECK(contains(e2.message(), "empty buffer"));
+  k[{1}](x, y, 1000, "BLOCK"_c = 256);  // and the kernel keeps working
+  CHECK(k.core().traces() == 5);
+}
+
 TEST_CASE("null driver: launches checked against the target's limits") {
   using namespace tile::drivers;
   CHECK(max_dynamic_shared_bytes(90) == 227 * 1024);

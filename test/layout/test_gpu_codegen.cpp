@@ -558,6 +558,38 @@ auto mm_f32 = tile::kernel("mm_f32", [](tl::ptr<float> a, tl::ptr<float> b, tl::
 });
 }  // namespace
 
+TEST_CASE("chained dots on sm_80: every warp along M, and the first product, cast, is mma.sync's A from registers") {
+  // s = q @ kᵀ, p = exp2(s - rowmax(s)), o = p.to(f16) @ v on 4 warps (layout/dot_chains.hpp,
+  // register_operands.hpp): each warp 16 rows, 8 n-fragments, 4 k-steps a dot
+  auto chain = tile::kernel("chain80", [](tl::ptr<tile::half> q, tl::ptr<tile::half> k, tl::ptr<tile::half> v,
+                                          tl::ptr<float> out) {
+    using tl::_;
+    using tl::newaxis;
+    auto i = tl::arange(0, 64);
+    auto rows = i(_, newaxis) * 64 + i(newaxis, _);
+    auto s = tl::dot(tl::load(q + rows), tl::load(k + i(newaxis, _) * 64 + i(_, newaxis)));  // q @ kᵀ
+    auto p = tl::exp2(s - tl::max(s, 1)(_, newaxis));
+    tl::store(out + rows, tl::dot(tl::cast<tile::half>(p), tl::load(v + rows)));
+  });
+  setenv("TILE_TARGET", "sm_80", 1);
+  dump_dir d;
+  auto dev = tile::device::get("null");
+  auto q = dev.alloc<tile::half>(4096), k = dev.alloc<tile::half>(4096), v = dev.alloc<tile::half>(4096);
+  auto out = dev.alloc<float>(4096);
+  chain[{1}](q, k, v, out, "num_warps"_c = 4);
+  unsetenv("TILE_TARGET");
+  const std::string ptx = d.read("chain80", "ptx");
+  INFO(ptx.substr(0, 4000));
+  CHECK(count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 2 * 8 * 4);
+  // A from shared memory (ldmatrix .x4) for q alone: p is packed from the product's registers
+  // (one cvt.rn.f16x2.f32 a pair: 16 rows x 64 columns a warp, 32 values a thread)
+  CHECK(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 4);
+  CHECK(count(ptx, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16") == 2 * 8 * 4);
+  CHECK(count(ptx, "cvt.rn.f16x2.f32") == 16);
+  const std::string gtir = d.read("chain80", "gtir");
+  CHECK(count(gtir, "mma = warp, warps = [4, 1]") == 2);
+}
+
 TEST_CASE("dot: f16/bf16 into f32 runs on tensor cores (mma.sync m16n8k16 on sm_80, wgmma on sm_90a); the accumulator stays in its layout through the K loop") {
   for (const char* target : {"sm_80", "sm_90a"}) {
     CAPTURE(target);

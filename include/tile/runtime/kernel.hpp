@@ -13,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -152,13 +153,20 @@ struct traced_launch {
   std::string spec;  // the specialization as messages name it: arguments' classes, metas, options
 };
 
+struct launch_fingerprint;  // (below)
+
 /// The non-template core of every kernel: specialization, the cache of traced and compiled
 /// kernels, and launching (src/runtime/kernel.cpp).
 class kernel_core {
  public:
   kernel_core(std::string name, std::vector<param_desc> params, tracer_fn tracer, src_loc defined_at);
+  /// Launches; a typed launch passes its fingerprint, remembered with what the launch resolved
+  /// to (the compiled kernel, the meta-parameters, the driver's packed arguments).
   void launch(const launch_grid& grid, std::span<const launch_arg> args, std::span<const meta_value> metas,
-              src_loc loc) const;
+              src_loc loc, const launch_fingerprint* fp = nullptr) const;
+  /// Launches as the last launch remembered with an equal fingerprint did, with this launch's
+  /// grid; false, having done nothing, where there is none (the caller then calls launch()).
+  bool launch_repeat(const launch_grid& grid, const launch_fingerprint& fp, src_loc loc) const;
   /// The tile IR (after canonicalization) the kernel compiles to for these arguments.
   std::string ir(std::span<const launch_arg> args, std::span<const meta_value> metas, src_loc loc) const;
   /// The backend's compiled kernel for these arguments, traced and compiled first if need be
@@ -439,6 +447,63 @@ meta_value to_meta_value(const T& m) {
   return v;
 }
 
+/// A typed launch's values, compact (bound_launch::launch_positional): `tag` names the C++ types
+/// of the launch's arguments, its meta-parameters' names among them (one object per such list),
+/// then one word for each number and meta-parameter value (its bits) and four for each buffer or
+/// view (allocation, address, bytes, device). Launches of one kernel with equal fingerprints are
+/// the same launch: a repeat compares these words instead of checking its arguments again.
+struct launch_fingerprint {
+  const void* tag = nullptr;
+  std::span<const std::uint64_t> words;
+};
+template <class... A>
+inline constexpr char fingerprint_tag = 0;
+
+template <class A>
+struct is_buffer_arg : std::false_type {};
+template <class T>
+struct is_buffer_arg<buffer<T>> : std::true_type {};
+template <class T>
+struct is_buffer_arg<buffer_view<T>> : std::true_type {};
+
+template <class A>
+constexpr std::size_t fingerprint_words() {
+  return is_buffer_arg<A>::value ? 4 : 1;
+}
+/// A number's word: an integer's (or bool's) value, a floating-point value's bits as a double.
+template <class T>
+std::uint64_t fingerprint_bits(const T& v) {
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<std::uint64_t>(v);
+  else
+    return std::bit_cast<std::uint64_t>(static_cast<double>(v));
+}
+template <class A>
+void put_fingerprint(const A& a, std::uint64_t*& w) {
+  if constexpr (is_meta_arg<A>::value) {
+    *w++ = fingerprint_bits(a.value);
+  } else if constexpr (!is_buffer_arg<A>::value) {
+    *w++ = fingerprint_bits(a);
+  } else {
+    using T = typename A::element_type;
+    const allocation* al;
+    std::uint64_t addr, bytes;
+    if constexpr (std::is_same_v<A, buffer<T>>) {
+      al = a.allocation().get();
+      addr = al ? al->addr : 0;
+      bytes = a.bytes();
+    } else {
+      al = a.alloc.get();
+      addr = al ? al->addr + a.offset * sizeof(T) : 0;
+      bytes = a.count * sizeof(T);
+    }
+    *w++ = reinterpret_cast<std::uintptr_t>(al);
+    *w++ = addr;
+    *w++ = bytes;
+    *w++ = al ? reinterpret_cast<std::uintptr_t>(al->dev.get()) : 0;  // (an address alone can be reused)
+  }
+}
+
 /// A launch argument that stands for several: a parameter struct whose members are kernel
 /// arguments in order (<tile/runtime/params.hpp> specializes it for structs adapted with
 /// Boost.Hana). `members(s)`: references to s's members, a std::tuple.
@@ -695,8 +760,14 @@ template <class F>
 template <class... A>
 void bound_launch<F>::launch_positional(const A&... args) const {
   kernel_t<F>::template check<A...>();
+  constexpr std::size_t n_words = (std::size_t{0} + ... + detail::fingerprint_words<A>());
+  std::array<std::uint64_t, n_words> words;
+  std::uint64_t* w = words.data();
+  (detail::put_fingerprint(args, w), ...);
+  const detail::launch_fingerprint fp{&detail::fingerprint_tag<A...>, std::span<const std::uint64_t>(words)};
+  if (k_.core_.launch_repeat(g_, fp, g_.loc)) return;  // the last launch's values again
   auto [rt, metas] = kernel_t<F>::collect(args...);
-  k_.core_.launch(g_, std::span(rt.data(), kernel_t<F>::sig::runtime_count), metas, g_.loc);
+  k_.core_.launch(g_, std::span(rt.data(), kernel_t<F>::sig::runtime_count), metas, g_.loc, &fp);
 }
 
 /// Define a kernel from a lambda or a function: tile::kernel("name", [](tl::ptr<float> x, …) {…}).
