@@ -566,10 +566,10 @@ TEST_CASE("chained dots on sm_80: every warp along M, and the first product, cas
     using tl::_;
     using tl::newaxis;
     auto i = tl::arange(0, 64);
-    auto rows = i(_, newaxis) * 64 + i(newaxis, _);
-    auto s = tl::dot(tl::load(q + rows), tl::load(k + i(newaxis, _) * 64 + i(_, newaxis)));  // q @ kᵀ
+    auto at = i(_, newaxis) * 64 + i(newaxis, _);
+    auto s = tl::dot(tl::load(q + at), tl::load(k + i(newaxis, _) * 64 + i(_, newaxis)));  // q @ kᵀ
     auto p = tl::exp2(s - tl::max(s, 1)(_, newaxis));
-    tl::store(out + rows, tl::dot(tl::cast<tile::half>(p), tl::load(v + rows)));
+    tl::store(out + at, tl::dot(tl::cast<tile::half>(p), tl::load(v + at)));
   });
   setenv("TILE_TARGET", "sm_80", 1);
   dump_dir d;
