@@ -227,20 +227,27 @@ struct kernel_core::state {
   /// kernel and the resolved meta-parameters without checking and classifying again; any other
   /// launch goes the whole way and is remembered. Guarded by its mutex, taken with try_lock: a
   /// launch that finds it taken (another thread launching this kernel) goes the whole way.
+  /// What a remembered launch resolved to, kept by both memos below: its meta-parameters in the
+  /// kernel's order, options, device, compiled kernel and, where the driver packs them, its
+  /// packed arguments.
+  struct resolution {
+    std::array<meta_value, kInlineMetas> metas;
+    std::size_t n_metas = 0;
+    int num_warps = 4, num_stages = 3;
+    device_impl* dev = nullptr;
+    const compiled* c = nullptr;
+    bool packed_valid = false;
+    drivers::packed_args packed;
+  };
   struct repeat_memo {
     std::mutex mu;
     bool valid = false;
-    std::size_t n_args = 0, n_given = 0, n_metas = 0;
+    std::size_t n_args = 0, n_given = 0;
     std::array<launch_arg, kInlineArgs> args;
     std::array<const device_impl*, kInlineArgs> arg_dev{};  // each pointer's device (an address alone can be reused)
     std::array<meta_value, kInlineMetas> given;             // the meta-parameters as the launch gave them …
     std::array<std::array<char, 32>, kInlineMetas> given_names;  // … with their names' text (theirs may not live on)
-    std::array<meta_value, kInlineMetas> metas;             // resolved, in the kernel's order
-    int num_warps = 4, num_stages = 3;
-    device_impl* dev = nullptr;
-    const compiled* c = nullptr;
-    bool packed_valid = false;     // the arguments as the driver passes them, where it packs them
-    drivers::packed_args packed;
+    resolution to;
   };
   mutable repeat_memo memo;
 
@@ -253,13 +260,9 @@ struct kernel_core::state {
     std::mutex mu;
     bool valid = false;
     const void* tag = nullptr;
-    std::size_t n_words = 0, n_metas = 0;
+    std::size_t n_words = 0;
     std::array<std::uint64_t, kFingerprintWords> words;
-    std::array<meta_value, kInlineMetas> metas;  // resolved, in the kernel's order
-    int num_warps = 4, num_stages = 3;
-    device_impl* dev = nullptr;
-    const compiled* c = nullptr;
-    drivers::packed_args packed;
+    resolution to;
   };
   mutable typed_memo typed;
 
@@ -286,6 +289,10 @@ struct kernel_core::state {
   /// packed them (null otherwise).
   void remember(const prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas,
                 const compiled& c, const drivers::packed_args* packed) const;
+  /// Keeps what the launch `p` resolved to (its packed arguments where given) in `to`.
+  static void keep(resolution& to, const prepared& p, const compiled& c, const drivers::packed_args* packed);
+  /// Fills `p` (metas, options, device) and `packed` (where kept) from `from`; its compiled kernel.
+  static const compiled* restore(const resolution& from, prepared& p, drivers::packed_args& packed);
   /// Remembers a typed launch that resolved to `c` with its arguments packed as `packed`.
   void remember_typed(const launch_fingerprint& fp, const prepared& p, const compiled& c,
                       const drivers::packed_args& packed) const;
@@ -429,15 +436,34 @@ const compiled* kernel_core::state::repeat(prepared& p, std::span<const launch_a
   }
   for (std::size_t i = 0; i < metas.size(); ++i)
     if (!same_meta(metas[i], memo.given[i], memo.given_names[i])) return nullptr;
-  for (std::size_t i = 0; i < memo.n_metas; ++i) p.metas.push_back(memo.metas[i]);
-  p.num_warps = memo.num_warps;
-  p.num_stages = memo.num_stages;
-  p.dev = memo.dev;
-  if (memo.packed_valid) {
-    std::copy_n(memo.packed.slots.begin(), memo.packed.n, packed.slots.begin());
-    packed.n = memo.packed.n;
+  return restore(memo.to, p, packed);
+}
+
+void kernel_core::state::keep(resolution& to, const prepared& p, const compiled& c, const drivers::packed_args* packed) {
+  const std::span<const meta_value> resolved = p.metas.span();
+  to.n_metas = resolved.size();
+  std::copy(resolved.begin(), resolved.end(), to.metas.begin());
+  to.num_warps = p.num_warps;
+  to.num_stages = p.num_stages;
+  to.dev = p.dev;
+  to.c = &c;
+  to.packed_valid = packed != nullptr;
+  if (packed) {
+    std::copy_n(packed->slots.begin(), packed->n, to.packed.slots.begin());
+    to.packed.n = packed->n;
   }
-  return memo.c;
+}
+
+const compiled* kernel_core::state::restore(const resolution& from, prepared& p, drivers::packed_args& packed) {
+  for (std::size_t i = 0; i < from.n_metas; ++i) p.metas.push_back(from.metas[i]);
+  p.num_warps = from.num_warps;
+  p.num_stages = from.num_stages;
+  p.dev = from.dev;
+  if (from.packed_valid) {
+    std::copy_n(from.packed.slots.begin(), from.packed.n, packed.slots.begin());
+    packed.n = from.packed.n;
+  }
+  return from.c;
 }
 
 void kernel_core::state::remember(const prepared& p, std::span<const launch_arg> args, std::span<const meta_value> metas,
@@ -451,23 +477,13 @@ void kernel_core::state::remember(const prepared& p, std::span<const launch_arg>
   if (!lock.owns_lock()) return;
   memo.n_args = args.size();
   memo.n_given = metas.size();
-  memo.n_metas = resolved.size();
   for (std::size_t i = 0; i < args.size(); ++i) {
     memo.args[i] = args[i];
     memo.arg_dev[i] = args[i].k == launch_arg::kind::pointer ? args[i].alloc->dev.get() : nullptr;
   }
   std::copy(metas.begin(), metas.end(), memo.given.begin());
   for (std::size_t i = 0; i < metas.size(); ++i) std::memcpy(memo.given_names[i].data(), metas[i].name.data(), metas[i].name.size());
-  std::copy(resolved.begin(), resolved.end(), memo.metas.begin());
-  memo.num_warps = p.num_warps;
-  memo.num_stages = p.num_stages;
-  memo.dev = p.dev;
-  memo.c = &c;
-  memo.packed_valid = packed != nullptr;
-  if (packed) {
-    std::copy_n(packed->slots.begin(), packed->n, memo.packed.slots.begin());
-    memo.packed.n = packed->n;
-  }
+  keep(memo.to, p, c, packed);
   memo.valid = true;
 }
 
@@ -693,14 +709,7 @@ void kernel_core::state::remember_typed(const launch_fingerprint& fp, const prep
   typed.tag = fp.tag;
   typed.n_words = fp.words.size();
   std::copy(fp.words.begin(), fp.words.end(), typed.words.begin());
-  typed.n_metas = resolved.size();
-  std::copy(resolved.begin(), resolved.end(), typed.metas.begin());
-  typed.num_warps = p.num_warps;
-  typed.num_stages = p.num_stages;
-  typed.dev = p.dev;
-  typed.c = &c;
-  std::copy_n(packed.slots.begin(), packed.n, typed.packed.slots.begin());
-  typed.packed.n = packed.n;
+  keep(typed.to, p, c, &packed);
   typed.valid = true;
 }
 
@@ -714,13 +723,7 @@ bool kernel_core::launch_repeat(const launch_grid& grid, const launch_fingerprin
     if (!lock.owns_lock() || !s.typed.valid || s.typed.tag != fp.tag || s.typed.n_words != fp.words.size() ||
         !std::equal(fp.words.begin(), fp.words.end(), s.typed.words.begin()))
       return false;
-    for (std::size_t i = 0; i < s.typed.n_metas; ++i) p.metas.push_back(s.typed.metas[i]);
-    p.num_warps = s.typed.num_warps;
-    p.num_stages = s.typed.num_stages;
-    p.dev = s.typed.dev;
-    c = s.typed.c;
-    std::copy_n(s.typed.packed.slots.begin(), s.typed.packed.n, packed.slots.begin());
-    packed.n = s.typed.packed.n;
+    c = state::restore(s.typed.to, p, packed);
   }
   s.issue(*p.dev, *c, s.config(grid, p, loc), nullptr, &packed, loc);
   return true;
