@@ -193,6 +193,13 @@ class Lowering {
   /// live across the branch, not two sets of results.
   std::vector<llvm::Value*> fast_or_slow(llvm::Value* ok, const std::function<std::vector<llvm::Value*>()>& fast,
                                          const std::function<std::vector<llvm::Value*>()>& slow, const char* name);
+  /// f(v) of each of `x` (values of one type), computed in a loop that is not unrolled: each
+  /// trip applies f to the first of the values and rotates them (the result goes last), so after
+  /// x.size() trips they are f(x[0]), f(x[1]), ... in order. A rare path's code the size of one
+  /// element's (a batch's fallback: 64 IEEE divisions were a fifth of ptxas's time for
+  /// attention). f must not branch. Fewer than 4 values, or of mixed types: f of each inline.
+  std::vector<llvm::Value*> each_in_loop(std::span<llvm::Value* const> x, const std::function<llvm::Value*(llvm::Value*)>& f,
+                                         const char* name);
   /// The two-way branch both build on: blocks name+then_name, name+else_name, name+end_name;
   /// a phi for each position both sides return a value at.
   std::vector<llvm::Value*> branch(llvm::Value* cond, const std::function<std::vector<llvm::Value*>()>& then_fn,

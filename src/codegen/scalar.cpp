@@ -165,6 +165,45 @@ std::vector<llvm::Value*> Lowering::branch(llvm::Value* cond, const std::functio
   return out;
 }
 
+std::vector<llvm::Value*> Lowering::each_in_loop(std::span<llvm::Value* const> x,
+                                                const std::function<llvm::Value*(llvm::Value*)>& f, const char* name) {
+  const std::size_t n = x.size();
+  const bool one_type = std::all_of(x.begin(), x.end(), [&](llvm::Value* v) { return v->getType() == x[0]->getType(); });
+  if (n < 4 || !one_type) {
+    std::vector<llvm::Value*> out;
+    for (llvm::Value* v : x) out.push_back(f(v));
+    return out;
+  }
+  llvm::BasicBlock* pre = b->GetInsertBlock();
+  auto* body = llvm::BasicBlock::Create(ctx, std::string(name) + ".each", fn);
+  auto* done = llvm::BasicBlock::Create(ctx, std::string(name) + ".each.done", fn);
+  b->CreateBr(body);
+  b->SetInsertPoint(body);
+  llvm::PHINode* trip = b->CreatePHI(b->getInt32Ty(), 2);
+  trip->addIncoming(b->getInt32(0), pre);
+  std::vector<llvm::PHINode*> v(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    v[j] = b->CreatePHI(x[j]->getType(), 2);
+    v[j]->addIncoming(x[j], pre);
+  }
+  llvm::Value* r = f(v[0]);
+  llvm::BasicBlock* latch = b->GetInsertBlock();
+  std::vector<llvm::Value*> out(n);
+  for (std::size_t j = 0; j + 1 < n; ++j) out[j] = v[j + 1];
+  out[n - 1] = r;
+  for (std::size_t j = 0; j < n; ++j) v[j]->addIncoming(out[j], latch);
+  llvm::Value* next = b->CreateAdd(trip, b->getInt32(1));
+  trip->addIncoming(next, latch);
+  llvm::BranchInst* br = b->CreateCondBr(b->CreateICmpULT(next, b->getInt32(static_cast<std::uint32_t>(n))), body, done);
+  // not unrolled (NVPTX prints .pragma "nounroll" for it): the point is one element's code
+  llvm::MDNode* no_unroll = llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")});
+  llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx, {nullptr, no_unroll});
+  loop_id->replaceOperandWith(0, loop_id);
+  br->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
+  b->SetInsertPoint(done);
+  return out;
+}
+
 llvm::Value* Lowering::if_else(llvm::Value* cond, const std::function<llvm::Value*()>& then_fn,
                                const std::function<llvm::Value*()>& else_fn, const char* name) {
   auto one = [](const std::function<llvm::Value*()>& f) -> std::function<std::vector<llvm::Value*>()> {

@@ -156,6 +156,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
       pm.add(transforms::make_dce());  // what only fed the loads the rings replaced
     }
     schedule::add_shared_memory_passes(pm);  // buffers placed; the barriers and fences between the threads' accesses
+    pm.add(transforms::make_guard_bounded_selects());  // a loop's bound masks behind one uniform compare
     pm.run(*gpu);
   }
   if (!pipes.loops.empty()) axis_store.emplace(*gpu);  // (the prologues' and copies' values)

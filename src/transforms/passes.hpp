@@ -68,6 +68,21 @@ std::unique_ptr<Pass> make_dce();
 /// TILE_VERSION_LOOPS=0 leaves it out of the pipeline.
 std::unique_ptr<Pass> make_version_single_trip_loops();
 
+/// guard_bounded_selects (guard_bounded_selects.cpp): a select inside a loop, over a tile of at
+/// least 4 elements a thread, whose condition is a compare (lt, le, gt, ge) of an index span
+/// with a uniform bound — every element of one side `s + c` for one scalar s (or none) and
+/// constants c in [lo, hi] (aranges, constants, their sums with a scalar, through splat,
+/// broadcast, expand_dims, reshape, convert_layout), the other side one scalar — becomes an `if`
+/// on the scalar "the whole span is on the kept side" (s + hi < bound for lt; computed in i64
+/// from the signed 32-bit indices): its first branch yields the kept operand, its second the
+/// select, with the ops that only fed the condition moved into it. Uses of the select take the
+/// `if`'s result.
+/// Before: verified IR (the GPU level: it runs last in the NVIDIA pipeline). After: verified IR.
+/// Why: a mask of the keys past N in attention's inner loop is a select an element and a compare
+/// a column in every iteration, though only the last block holds keys past N; the branch is one
+/// uniform compare.
+std::unique_ptr<Pass> make_guard_bounded_selects();
+
 /// load_cse (load_cse.cpp): a load equal to an earlier load of its block (same pointers, mask,
 /// other, modifiers and type; neither volatile nor `.cv`) takes that load's values and is erased,
 /// unless an op between them may write its memory: a store whose pointer may alias it (different

@@ -4,7 +4,9 @@
 //     back (LANGUAGE.md gives each one's bound);
 //   - tl::fast_div / fast_sqrt / fast_exp: the approximate instructions as Triton uses them;
 //   - exp and IEEE division over a thread's registers at once: a fast path for the whole batch
-//     behind one range check, bit for bit the per-element result, with that form as fallback.
+//     behind one range check, bit for bit the per-element result, with that form as fallback
+//     (one element at a time in a loop, Lowering::each_in_loop: the code ptxas compiles for it
+//     is one element's, not the batch's).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -60,7 +62,10 @@ llvm::Value* NvptxTarget::math_fn(codegen::Lowering& L, int kind, llvm::Value* x
     return fma(b.CreateFNeg(k), C(-1.7484556000744883e-07), r);
   };
   switch (static_cast<OpKind>(kind)) {
-    case OpKind::exp2: return ex2(x);
+    // ex2.approx.ftz: results below 2^-126 are 0 (Triton's exp2 on f32 too). Without .ftz, ptxas
+    // wraps MUFU.EX2 in a compare and two predicated scalings for them: four instructions an
+    // element where one does, in attention's inner loop 32 an iteration.
+    case OpKind::exp2: return b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {x});
     case OpKind::exp: {
       // 2^y with y = x log2 e rounded, and the rounding put back: e^x = 2^y e^c with c = x - y ln 2
       // (Cody and Waite: ln 2 in two parts, each product exact in its fma), so e^x ~ 2^y (1 + c);
@@ -171,12 +176,6 @@ std::vector<llvm::Value*> in_runs(std::span<llvm::Value* const> x, std::size_t n
 }
 }  // namespace
 
-std::vector<llvm::Value*> NvptxTarget::each_fn(codegen::Lowering& L, OpKind kind, std::span<llvm::Value* const> x) const {
-  std::vector<llvm::Value*> out;
-  for (llvm::Value* v : x) out.push_back(math_fn(L, static_cast<int>(kind), v));
-  return out;
-}
-
 std::vector<llvm::Value*> NvptxTarget::batch_fn(codegen::Lowering& L, int kind, std::span<llvm::Value* const> x,
                                                 std::span<llvm::Value* const> y) const {
   if (x.empty() || !x[0]->getType()->isFloatTy()) return {};
@@ -192,26 +191,9 @@ std::vector<llvm::Value*> NvptxTarget::batch_fn(codegen::Lowering& L, int kind, 
         return batch_exp(L, run);
       });
     }
-    case OpKind::exp2: return in_runs(x, 32, [&](std::span<llvm::Value* const> run) { return batch_exp2(L, run); });
     case OpKind::div: return batch_div(L, x, y);
     default: return {};
   }
-}
-
-std::vector<llvm::Value*> NvptxTarget::batch_exp2(codegen::Lowering& L, std::span<llvm::Value* const> x) const {
-  // math_fn's ex2.approx.f32 is, in SASS, MUFU.EX2 behind a compare and two predicated scalings
-  // (denormal results, x < -126); where x >= -126 for the whole batch (attention's
-  // exp2(s - max) nearly always) ex2.approx.ftz.f32 alone gives the same bits: one instruction
-  // an element and a minimum, instead of four. A NaN x passes (minnum skips it) and gives NaN.
-  auto& b = *L.b;
-  llvm::Value* least = nullptr;
-  for (llvm::Value* v : x) least = least ? b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, least, v) : v;
-  llvm::Value* ok = b.CreateFCmpOGE(least, llvm::ConstantFP::get(b.getFloatTy(), -126.0));
-  return L.fast_or_slow(ok, [&] {
-    std::vector<llvm::Value*> fast;
-    for (llvm::Value* v : x) fast.push_back(b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {v}));
-    return fast;
-  }, [&] { return each_fn(L, OpKind::exp2, x); }, "exp2");
 }
 
 std::vector<llvm::Value*> NvptxTarget::batch_exp(codegen::Lowering& L, std::span<llvm::Value* const> x) const {
@@ -237,7 +219,7 @@ std::vector<llvm::Value*> NvptxTarget::batch_exp(codegen::Lowering& L, std::span
       fast.push_back(fma32(b, r, c, r));
     }
     return fast;
-  }, [&] { return each_fn(L, OpKind::exp, x); }, "exp");
+  }, [&] { return L.each_in_loop(x, [&](llvm::Value* v) { return math_fn(L, static_cast<int>(OpKind::exp), v); }, "exp"); }, "exp");
   for (llvm::Value* v : out) L.bounds[v] = {moderate, 0x1p-100, 0x1p100};
   return out;
 }
@@ -308,9 +290,9 @@ std::vector<llvm::Value*> NvptxTarget::batch_div(codegen::Lowering& L, std::span
       }
       return fast;
     }, [&] {
-      std::vector<llvm::Value*> slow;
-      for (std::size_t i : elems) slow.push_back(b.CreateFDiv(x[i], d));
-      return slow;
+      std::vector<llvm::Value*> num;
+      for (std::size_t i : elems) num.push_back(x[i]);
+      return L.each_in_loop(num, [&](llvm::Value* a) { return b.CreateFDiv(a, d); }, "div");
     }, "div");
     for (std::size_t k = 0; k < elems.size(); ++k) out[elems[k]] = q[k];
   }

@@ -69,9 +69,6 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
 
  private:
   std::vector<llvm::Value*> batch_exp(codegen::Lowering& L, std::span<llvm::Value* const> x) const;
-  std::vector<llvm::Value*> batch_exp2(codegen::Lowering& L, std::span<llvm::Value* const> x) const;
-  /// math_fn of each element (a batch's slow path).
-  std::vector<llvm::Value*> each_fn(codegen::Lowering& L, ir::OpKind kind, std::span<llvm::Value* const> x) const;
   std::vector<llvm::Value*> batch_div(codegen::Lowering& L, std::span<llvm::Value* const> x,
                                       std::span<llvm::Value* const> y) const;
   arch arch_;
