@@ -56,7 +56,13 @@ struct fwd_config {
 const std::vector<fwd_config> kTileFwd = {{128, 64, 8}, {128, 128, 8}, {64, 64, 4}, {128, 32, 8}};
 /// the Triton forward kernels looked for (the fastest of those exported is taken)
 const std::vector<fwd_config> kTritonFwd = {{128, 64, 8}, {128, 128, 8}};  // (what _export_kernels.py writes)
-constexpr int kPre = 64, kM1 = 32, kN1 = 64, kM2 = 64, kN2 = 32;  // sample 09's backward
+constexpr int kPre = 64;
+/// tile's backward configuration: sample 09's (BLOCK_M1 32, BLOCK_N1 64, BLOCK_M2 64, BLOCK_N2
+/// 32, 4 warps), or `--bwd M1 N1 M2 N2 warps`
+struct bwd_config {
+  int m1 = 32, n1 = 64, m2 = 64, n2 = 32, warps = 4;
+};
+bwd_config kBwd;
 constexpr int kTritonPre = 128, kTritonN1 = 128;                   // the tutorial's (BLOCK_M1 32, BLOCK_N2 32)
 const std::string kTritonBwd = "32-128-128-32-4";
 
@@ -87,9 +93,9 @@ void launch_fwd(buffers& b, const tile::buffer<half>& o, const tile::buffer<floa
 }
 void launch_bwd(buffers& b, int N, int D, bool causal) {
   bwd_preprocess[{tile::cdiv(N, kPre), Z * H}](b.o, b.d_o, b.delta, N, "BLOCK_M"_c = kPre, "HEAD_DIM"_c = D);
-  attn_bwd[{tile::cdiv(N, kN1), 1, Z * H}](b.q, b.ks, b.v, 1.0f / std::sqrt(float(D)), b.d_o, b.dq, b.dk, b.dv, b.m,
-                                           b.delta, H * N * D, N * D, D, H, N, "BLOCK_M1"_c = kM1, "BLOCK_N1"_c = kN1,
-                                           "BLOCK_M2"_c = kM2, "BLOCK_N2"_c = kN2, "BLK_SLICE_FACTOR"_c = 2,
+  attn_bwd[{tile::cdiv(N, kBwd.n1), 1, Z * H}](b.q, b.ks, b.v, 1.0f / std::sqrt(float(D)), b.d_o, b.dq, b.dk, b.dv, b.m,
+                                           b.delta, H * N * D, N * D, D, H, N, "BLOCK_M1"_c = kBwd.m1, "BLOCK_N1"_c = kBwd.n1,
+                                           "BLOCK_M2"_c = kBwd.m2, "BLOCK_N2"_c = kBwd.n2, "num_warps"_c = kBwd.warps, "BLK_SLICE_FACTOR"_c = 2,
                                            "HEAD_DIM"_c = D, "CAUSAL"_c = causal);
 }
 
@@ -405,8 +411,8 @@ void measure(bench_ctx& ctx, buffers& b, const host_inputs& in, int N, int D, bo
       step = "timing the backward";
       const int regs = bench::gpu::registers(tile::detail::compiled_module(
           attn_bwd, {b.q, b.ks, b.v, sm_scale, b.d_o, b.dq, b.dk, b.dv, b.m, b.delta, sz, sh, D, H, N},
-          {tile::named("BLOCK_M1", kM1), tile::named("BLOCK_N1", kN1), tile::named("BLOCK_M2", kM2),
-           tile::named("BLOCK_N2", kN2), tile::named("BLK_SLICE_FACTOR", 2), tile::named("HEAD_DIM", D),
+          {tile::named("BLOCK_M1", kBwd.m1), tile::named("BLOCK_N1", kBwd.n1), tile::named("BLOCK_M2", kBwd.m2),
+           tile::named("BLOCK_N2", kBwd.n2), tile::named("num_warps", kBwd.warps), tile::named("BLK_SLICE_FACTOR", 2), tile::named("HEAD_DIM", D),
            tile::named("CAUSAL", causal)}));
       time_pair(ctx, bwd_table, N, 2.5 * fwd_flops(N, D, causal), tile_bwd, tri_ok ? &tri_bwd : nullptr,
                 "registers tile " + std::to_string(regs) + ", Triton " + std::to_string(tri_ok ? bwd->num_regs() : 0));
@@ -444,8 +450,12 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--quick") quick = true;
+    else if (arg == "--bwd" && i + 5 < argc) {
+      kBwd = {std::atoi(argv[i + 1]), std::atoi(argv[i + 2]), std::atoi(argv[i + 3]), std::atoi(argv[i + 4]), std::atoi(argv[i + 5])};
+      i += 5;
+    }
     else {
-      std::fprintf(stderr, "usage: %s [--quick] [--rounds R]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--rounds R] [--bwd M1 N1 M2 N2 warps]\n", argv[0]);
       return 2;
     }
   }
@@ -488,8 +498,8 @@ int main(int argc, char** argv) {
               "BLOCK_N/num_warps) and registers\n");
   for (const auto& l : ctx.lines) std::printf("%s\n", l.c_str());
   std::printf("B = %d, H = %d, f16; TFLOP/s: forward 4·B·H·N²·D / time (halved for causal), backward (preprocess + "
-              "dK/dV/dQ kernel) 2.5x that; tile backward %d/%d/%d/%d, Triton's %s\n",
-              Z, H, kM1, kN1, kM2, kN2, kTritonBwd.c_str());
+              "dK/dV/dQ kernel) 2.5x that; tile backward %d/%d/%d/%d on %d warps, Triton's %s\n",
+              Z, H, kBwd.m1, kBwd.n1, kBwd.m2, kBwd.n2, kBwd.warps, kTritonBwd.c_str());
   if (!ctx.failures.empty()) {
     std::fprintf(stderr, "gpu_attention: %zu failure(s):\n", ctx.failures.size());
     for (const auto& f : ctx.failures) std::fprintf(stderr, "  %s\n", f.c_str());

@@ -577,10 +577,19 @@ class Verifier {
       case OpKind::buffer_index:
         counts(op, 2, 1);
         scalar_of(op, 1, dtype::u32, "the slot");
-        if ((in(op, 0).mem != smem::swizzled && in(op, 0).mem != smem::swizzled_transposed) || in(op, 0).shape.size() != 3 ||
-            out(op).mem != in(op, 0).mem ||
-            out(op).elem != in(op, 0).elem || out(op).shape != std::vector<std::int64_t>(in(op, 0).shape.begin() + 1, in(op, 0).shape.end()))
-          fail(op, "buffer_index takes a ring [buffers, rows, cols] to one of its buffers [rows, cols]", type_list({&in(op, 0), &out(op)}));
+        {
+          // one of the ring's buffers, or its transposed view: the same bytes as the transpose
+          // [cols, rows] in the other swizzled arrangement (a load several dots read, one through
+          // tl::trans)
+          const Type& r = in(op, 0);
+          const bool ring = (r.mem == smem::swizzled || r.mem == smem::swizzled_transposed) && r.shape.size() == 3;
+          const bool plain = ring && out(op).mem == r.mem && out(op).shape == std::vector<std::int64_t>{r.shape[1], r.shape[2]};
+          const smem flipped = r.mem == smem::swizzled ? smem::swizzled_transposed : smem::swizzled;
+          const bool view = ring && out(op).mem == flipped && out(op).shape == std::vector<std::int64_t>{r.shape[2], r.shape[1]};
+          if (!ring || out(op).elem != r.elem || (!plain && !view))
+            fail(op, "buffer_index takes a ring [buffers, rows, cols] to one of its buffers [rows, cols] (or its transposed view [cols, rows] in the other swizzled arrangement)",
+                 type_list({&in(op, 0), &out(op)}));
+        }
         break;
       case OpKind::iter_ahead:
         counts(op, 3, 2);

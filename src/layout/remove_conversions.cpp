@@ -2,6 +2,8 @@
 // (gpu_passes.hpp): of the convert_layout ops assign_layouts put before uses, keeps only those
 // that must move data. In program order, a conversion of a value to a layout (of the value a
 // chain of conversions starts from: the elements themselves)
+//   0. moves out of the loops that do not define the value it converts (it then runs once, before
+//      the outermost such loop);
 //   1. is that value, where it is in the layout already;
 //   2. reuses an earlier conversion of the same value to the same layout, in its block or an
 //      enclosing one (which dominates it);
@@ -10,8 +12,16 @@
 //      operand (looking through its own conversions) already in the layout it would need or
 //      itself cheap — computes it again in the wanted layout (index arithmetic and masks: a few integer ops instead of a round trip
 //      through shared memory);
-//   4. else stays: the lowering moves the elements between threads there.
+//   4. else, when the value is a load that only this conversion reads, of at most
+//      kReloadElements elements, in the conversion's block with nothing between them that
+//      writes memory (or holds a region), not volatile, whose pointers, mask and `other` are
+//      cheap in the wanted layout: loads it in that layout instead, where the conversion is
+//      (the backward's row statistics M and Delta, read as a row vector of the product's
+//      layout: each thread loads the elements it holds, from the cache, where the conversion
+//      took two barriers and a shared-memory round trip in every iteration);
+//   5. else stays: the lowering moves the elements between threads there.
 // The originals a recomputation leaves unused are left for dce.
+#include <algorithm>
 #include <optional>
 
 #include "layout/gpu_passes.hpp"
@@ -23,6 +33,7 @@ namespace {
 using ir::OpKind;
 
 constexpr int kBudget = 8;
+constexpr std::int64_t kReloadElements = 256;
 
 bool is_scalar(const ir::Value* v) { return v->type.shape.empty(); }
 
@@ -106,7 +117,37 @@ class RemoveConversions final : public transforms::Pass {
     scopes_.pop_back();
   }
 
+  /// Whether `v` is made inside `op` (by an op of its regions, or as one of their arguments).
+  static bool made_in(const ir::Value* v, const ir::Op& op) {
+    const ir::Block* b = v->def ? v->def->parent : v->owner;
+    while (b) {
+      if (b->parent == &op) return true;
+      b = b->parent ? b->parent->parent : nullptr;
+    }
+    return false;
+  }
+
+  /// Case 0: `c` moved before the outermost enclosing loop that does not make its operand.
+  static void hoist(ir::Op* c) {
+    ir::Op* before = nullptr;
+    for (ir::Block* b = c->parent; b && b->parent; b = b->parent->parent) {
+      ir::Op* loop = b->parent;
+      if ((loop->kind != OpKind::for_ && loop->kind != OpKind::while_) || made_in(c->operand(0), *loop)) break;
+      before = loop;
+    }
+    if (!before) return;
+    ir::Block& from = *c->parent;
+    ir::Block& to = *before->parent;
+    auto src = std::find_if(from.ops.begin(), from.ops.end(), [&](const auto& o) { return o.get() == c; });
+    auto dst = std::find_if(to.ops.begin(), to.ops.end(), [&](const auto& o) { return o.get() == before; });
+    to.ops.splice(dst, from.ops, src);
+    c->parent = &to;
+  }
+
   void convert(ir::Op* c) {
+    ir::Block* inside = c->parent;
+    hoist(c);
+    if (c->parent != inside) changed_ = true;
     // a conversion of a conversion converts the original (which may already be in `l`)
     ir::Value* v = unconverted(c->operand(0));
     const LinearLayout& l = *c->result()->type.layout;
@@ -116,6 +157,19 @@ class RemoveConversions final : public transforms::Pass {
       b.set_insertion_before(c);
       with = recompute(v, l, kBudget, b);
     }
+    ir::Op* reloaded = nullptr;  // (the load a reload replaces: erased with the conversion)
+    if (!with && reloadable(v, *c, l)) {
+      ir::Builder b(c->parent);
+      b.set_insertion_before(c);
+      reloaded = v->def;
+      std::vector<ir::Value*> in;
+      for (unsigned k = 0; k < reloaded->operands.size(); ++k) {
+        ir::Value* x = unconverted(reloaded->operand(k));
+        const LinearLayout want = l;
+        in.push_back(is_scalar(x) || *x->type.layout == want ? x : recompute(x, want, kBudget, b));
+      }
+      with = b.create(OpKind::load, in, {v->type.with_layout(l)}, reloaded->attrs, reloaded->loc)->result();
+    }
     if (!with) {
       scopes_.back().push_back({v, l, c->result()});
       return;
@@ -123,7 +177,40 @@ class RemoveConversions final : public transforms::Pass {
     if (with != c->result()) scopes_.back().push_back({v, l, with});
     ir::replace_all_uses(*c->parent, c->result(), with);  // (its uses: in its block, nested included)
     ir::erase(c);
+    if (reloaded) ir::erase(reloaded);
     changed_ = true;
+  }
+
+  /// Whether `v` is a load convert may repeat in layout `l` where its conversion `c` is (case 4).
+  bool reloadable(const ir::Value* v, const ir::Op& c, const LinearLayout& l) const {
+    const ir::Op* ld = v->def;
+    if (!ld || ld->kind != OpKind::load || ld->parent != c.parent || is_scalar(v)) return false;
+    const auto& a = ld->attrs.ints;
+    if (a.size() > 4 && a[4] != 0) return false;  // volatile
+    std::int64_t n = 1;
+    for (auto e : v->type.shape) n *= e;
+    if (n > kReloadElements) return false;
+    // its one use this conversion, nothing between them that writes memory
+    bool after = false, ok = true;
+    for (const auto& o : c.parent->ops) {
+      if (o.get() == &c) break;
+      if (after) {
+        for (const ir::Value* x : o->operands) ok = ok && x != v;
+        ok = ok && o->regions.empty() && o->kind != OpKind::store && o->kind != OpKind::atomic_rmw && o->kind != OpKind::atomic_cas;
+      }
+      after = after || o.get() == ld;
+    }
+    if (!after || !ok) return false;
+    std::size_t uses = 0;
+    ir::walk(*c.parent, [&](const ir::Op& o) {
+      for (const ir::Value* x : o.operands) uses += x == v;
+    });
+    if (uses != 1) return false;
+    for (unsigned k = 0; k < ld->operands.size(); ++k) {
+      const ir::Value* x = unconverted(ld->operand(k));
+      if (!is_scalar(x) && *x->type.layout != l && !cheap(x, l, kBudget)) return false;
+    }
+    return true;
   }
 
   /// Whether `v` can be computed again in layout `l` (recompute's cases).

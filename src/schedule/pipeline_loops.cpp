@@ -60,22 +60,28 @@ class Rewriter {
     for (int s = 0; s < ahead; ++s) group = issue(b, loop_.operand(0), s, b.constant_int(u32_, s, loc_), cur);
     if (!pl_.tensor_copy && !group) throw tile::error("schedule: internal error: a pipelined loop that copies nothing ahead", loc_);
     for (std::size_t k = 0; k < nc; ++k)
-      if (pl_.ahead_arg[k]) loop_.operands[3 + k] = cur[k];
+      if (pl_.ahead_arg[k] && !pl_.dup_arg[k]) loop_.operands[3 + k] = cur[k];
     // carried after the original values: the slot, then the copy barriers' phase parity or the
-    // token of the latest group
+    // token of the latest group, then the ahead copies of the values also read in order
     const ir::Type second = pl_.tensor_copy ? u32_ : ir::Type::async_token();
     loop_.operands.push_back(u32(b, 0));
     loop_.operands.push_back(pl_.tensor_copy ? u32(b, 0) : group);
+    std::vector<ir::Type> types{u32_, second};
+    for (std::size_t k = 0; k < nc; ++k)
+      if (pl_.dup_arg[k]) loop_.operands.push_back(cur[k]), types.push_back(cur[k]->type);
     ir::Value* slot = body_.add_arg(u32_);
     ir::Value* carried = body_.add_arg(second);
-    for (const ir::Type& t : {u32_, second}) {
+    std::vector<ir::Value*> dup(nc, nullptr);
+    for (std::size_t k = 0; k < nc; ++k)
+      if (pl_.dup_arg[k]) dup[k] = body_.add_arg(body_.arg(static_cast<unsigned>(k + 1))->type);
+    for (const ir::Type& t : types) {
       auto v = std::make_unique<ir::Value>();
       v->type = t;
       v->def = &loop_;
       v->index = static_cast<unsigned>(loop_.results.size());
       loop_.results.push_back(std::move(v));
     }
-    rewrite_body(slot, carried, ahead);
+    rewrite_body(slot, carried, ahead, dup);
     after_loop(nc);
   }
 
@@ -163,13 +169,18 @@ class Rewriter {
     return group;
   }
 
-  ir::Type slot_type(std::size_t n) const {
+  /// A buffer of ring n, or (transposed) its transposed view: the same bytes read as the
+  /// transpose in the other swizzled arrangement.
+  ir::Type slot_type(std::size_t n, bool transposed = false) const {
     const ir::Type& r = rings_[n]->type;
-    return ir::Type(r.elem, false, {r.shape[1], r.shape[2]}, nullptr, r.mem);
+    if (!transposed) return ir::Type(r.elem, false, {r.shape[1], r.shape[2]}, nullptr, r.mem);
+    const ir::smem m = r.mem == ir::smem::swizzled ? ir::smem::swizzled_transposed : ir::smem::swizzled;
+    return ir::Type(r.elem, false, {r.shape[2], r.shape[1]}, nullptr, m);
   }
 
   /// `carried`: the copy barriers' phase parity, or the token of the latest group.
-  void rewrite_body(ir::Value* slot, ir::Value* carried, int ahead) {
+  /// `dup`: per carried value, the slot of its ahead copy (PipelinedLoop::dup_arg), else null.
+  void rewrite_body(ir::Value* slot, ir::Value* carried, int ahead, const std::vector<ir::Value*>& dup) {
     ir::Op* first = body_.ops.front().get();
     ir::Builder b(&body_);
     b.set_insertion_before(first);
@@ -190,7 +201,7 @@ class Rewriter {
     ir::Op* yield = body_.terminator();
     std::vector<ir::Value*> ahead_vals(yield->operands.begin(), yield->operands.end());
     for (std::size_t c = 0; c < ahead_vals.size(); ++c)
-      if (pl_.ahead_arg[c]) ahead_vals[c] = body_.arg(static_cast<unsigned>(c + 1));
+      if (pl_.ahead_arg[c]) ahead_vals[c] = dup[c] ? dup[c] : body_.arg(static_cast<unsigned>(c + 1));
     const bool late = pl_.async_mma || pl_.tensor_copy;
     ir::Value* group = nullptr;
     if (!late) group = issue(b, body_.arg(0), ahead, ws, ahead_vals);
@@ -199,9 +210,13 @@ class Rewriter {
       auto* dot = const_cast<ir::Op*>(d);
       ir::Builder db(&body_);
       db.set_insertion_before(dot);
+      auto view = pl_.views.find(d);
       for (unsigned k = 0; k < 2; ++k)
-        if (idx[k] >= 0)
-          dot->operands[k] = op1(db, OpKind::buffer_index, {rings_[static_cast<std::size_t>(idx[k])], slot}, slot_type(static_cast<std::size_t>(idx[k])));
+        if (idx[k] >= 0) {
+          const bool transposed = view != pl_.views.end() && view->second[k];
+          const ir::Type t = slot_type(static_cast<std::size_t>(idx[k]), transposed);
+          dot->operands[k] = op1(db, OpKind::buffer_index, {rings_[static_cast<std::size_t>(idx[k])], slot}, t);
+        }
       if (pl_.in_flight.count(d)) {
         dot->attrs.ints.resize(5, 0);
         dot->attrs.ints[4] = 1;
@@ -215,13 +230,17 @@ class Rewriter {
     ir::Value* wrap = op1(b, OpKind::cmp, {next, u32(b, R)}, i1_, {static_cast<std::int64_t>(ir::CmpPred::eq)});
     next = op1(b, OpKind::select, {wrap, u32(b, 0), next}, u32_);
     for (std::size_t c = 0; c < ahead_vals.size(); ++c)
-      if (pl_.ahead_arg[c]) yield->operands[c] = ahead_vals[c];
+      if (pl_.ahead_arg[c] && !dup[c]) yield->operands[c] = ahead_vals[c];
     yield->operands.push_back(next);
     if (pl_.tensor_copy) yield->operands.push_back(op1(b, OpKind::bit_xor, {carried, op1(b, OpKind::select, {wrap, u32(b, 1), u32(b, 0)}, u32_)}, u32_));
     else yield->operands.push_back(group);
-    // the loads the ring replaces, and their staging buffers
+    for (std::size_t c = 0; c < ahead_vals.size(); ++c)
+      if (dup[c]) yield->operands.push_back(ahead_vals[c]);
+    // the loads the ring replaces, their staging buffers and the transposes between
     for (const auto& l : pl_.loads) {
       if (l.staged) ir::erase(const_cast<ir::Op*>(l.staged));
+      for (const ir::Op* x : l.also_staged) ir::erase(const_cast<ir::Op*>(x));
+      for (const ir::Op* x : l.transposes) ir::erase(const_cast<ir::Op*>(x));
       ir::erase(const_cast<ir::Op*>(l.load));
     }
   }

@@ -126,15 +126,30 @@ struct Planner {
     auto it = users.find(v);
     return it != users.end() && it->second.size() == 1 && it->second[0] == u;
   }
-  /// The load behind a dot's operand `x`: the tile a staging buffer (local_alloc, its only user
-  /// the dot) holds, or x itself.
-  const ir::Op* load_behind(const ir::Value* x, const ir::Op& dot) const {
-    const ir::Op* d = x->def;
-    if (d && d->kind == OpKind::local_alloc) {
-      if (!only_user(d->result(), &dot)) return nullptr;
-      return d->operand(0)->def && only_user(d->operand(0), d) ? d->operand(0)->def : nullptr;
-    }
-    return d && only_user(x, &dot) ? d : nullptr;
+  /// A dot's operand k as a staging: the local_alloc (its only user the dot) that holds it and,
+  /// where the staged tile is a transpose (permute [1, 0], its only user that local_alloc) of
+  /// another, that transpose. `staged` null: the operand is not so staged.
+  struct StagedUse {
+    const ir::Op* dot;
+    unsigned k;
+    const ir::Op* staged;
+    const ir::Op* transpose;
+  };
+  StagedUse staged_use(const ir::Op* dot, unsigned k) const {
+    StagedUse u{dot, k, nullptr, nullptr};
+    const ir::Op* d = dot->operand(k)->def;
+    if (!d || d->kind != OpKind::local_alloc || !only_user(d->result(), dot)) return u;
+    u.staged = d;
+    const ir::Op* src = d->operand(0)->def;
+    if (src && src->kind == OpKind::permute && src->attrs.ints == std::vector<std::int64_t>{1, 0} && only_user(src->result(), d))
+      u.transpose = src;
+    return u;
+  }
+  /// The op whose tile a staging holds (through its transpose, where there is one).
+  template <class U>
+  static const ir::Op* load_of(const U& u) {
+    const ir::Value* v = u.transpose ? u.transpose->operand(0) : u.staged->operand(0);
+    return v->def;
   }
   /// A load a pipelined dot may read from the ring.
   bool ring_load(const ir::Op* l, const ir::Block& body) const {
@@ -152,44 +167,69 @@ struct Planner {
     const ir::Block& body = *op.region(0);
     if (writes_memory(body)) return std::nullopt;
     PipelinedLoop pl;
+    // the dots' operands behind staging buffers, grouped by the load they stage: a load read
+    // by several dots (as it is, or through tl::trans) gets one ring where every staging holds
+    // the ring buffer's bytes
+    using Use = StagedUse;
+    std::vector<const ir::Op*> order;  // (the loads in the order the dots first read them)
+    std::unordered_map<const ir::Op*, std::vector<Use>> uses;
     for (const auto& o : body.ops) {
       if (o->kind != OpKind::dot || layout::engine_of(*o) == layout::mma_engine::none) continue;
-      // the operands the ring feeds: each a load of the body nothing else reads (the other, if
-      // any, is read where it is: a tile staged before the loop, or one the body computes)
-      const std::array<const ir::Op*, 2> ld{load_behind(o->operand(0), *o), load_behind(o->operand(1), *o)};
-      std::array<bool, 2> ring{ring_load(ld[0], body), ring_load(ld[1], body)};
-      if (ring[0] && ring[1] && ld[0] == ld[1]) continue;
-      if (!ring[0] && !ring[1]) continue;
-      std::array<int, 2> idx{-1, -1};
-      for (int k = 0; k < 2; ++k) {
-        if (!ring[static_cast<std::size_t>(k)]) continue;
-        const ir::Op* l = ld[static_cast<std::size_t>(k)];
-        const ir::Type& t = l->result()->type;
-        PipelinedLoad pld;
-        pld.load = l;
-        const ir::Op* staged = o->operand(static_cast<unsigned>(k))->def;
-        if (staged->kind == OpKind::local_alloc) pld.staged = staged;
-        // the rings hold swizzled tiles (or transposed ones, a K-major B): what the engine
-        // reads where the staging is so arranged
-        if (!pld.staged) return std::nullopt;
-        pld.arrangement = pld.staged->result()->type.mem;
-        if (pld.arrangement != ir::smem::swizzled && pld.arrangement != ir::smem::swizzled_transposed) return std::nullopt;
-        pld.elem = t.elem;
-        pld.elem_bytes = static_cast<std::int64_t>(size_of(t.elem));
-        pld.rows = t.shape[0];
-        pld.cols = t.shape[1];
-        if (l->kind == OpKind::desc_load) {
-          if (pld.arrangement != ir::smem::swizzled) return std::nullopt;  // (boxes of rows)
-          pld.tensor_copy = true;
-          pld.box_cols = copies.box_cols(pld.cols, pld.elem_bytes);
-        } else {
-          pld.run = copy_run(*l, pld.elem_bytes, pld.arrangement);
-          if (pld.run == 0) return std::nullopt;
-        }
-        idx[static_cast<std::size_t>(k)] = static_cast<int>(pl.loads.size());
-        pl.loads.push_back(pld);
+      std::array<const ir::Op*, 2> ld{};
+      for (unsigned k = 0; k < 2; ++k) {
+        const Use u = staged_use(o.get(), k);
+        ld[k] = u.staged ? load_of(u) : nullptr;
+        if (!ring_load(ld[k], body)) continue;
+        if (!uses.count(ld[k])) order.push_back(ld[k]);
+        uses[ld[k]].push_back(u);
       }
-      pl.dots[o.get()] = idx;
+      if (ld[0] && ld[0] == ld[1]) uses.erase(ld[0]);  // (one load both operands: read as it is)
+    }
+    for (const ir::Op* l : order) {
+      auto it = uses.find(l);
+      if (it == uses.end()) continue;
+      const std::vector<Use>& us = it->second;
+      // every user of the load is one of these stagings or transposes
+      auto lu = users.find(l->result());
+      if (lu == users.end() || lu->second.size() != us.size()) continue;
+      // the ring's arrangement: each staging's, flipped where a transpose comes first
+      auto flip = [](ir::smem m) { return m == ir::smem::swizzled ? ir::smem::swizzled_transposed : ir::smem::swizzled; };
+      std::optional<ir::smem> arrangement;
+      bool same = true;
+      for (const Use& u : us) {
+        const ir::smem m = u.staged->result()->type.mem;
+        if (m != ir::smem::swizzled && m != ir::smem::swizzled_transposed) same = false;
+        const ir::smem ring = u.transpose ? flip(m) : m;
+        if (arrangement && *arrangement != ring) same = false;
+        arrangement = ring;
+      }
+      if (!same) continue;
+      const ir::Type& t = l->result()->type;
+      PipelinedLoad pld;
+      pld.load = l;
+      pld.arrangement = *arrangement;
+      pld.elem = t.elem;
+      pld.elem_bytes = static_cast<std::int64_t>(size_of(t.elem));
+      pld.rows = t.shape[0];
+      pld.cols = t.shape[1];
+      if (l->kind == OpKind::desc_load) {
+        if (pld.arrangement != ir::smem::swizzled) return std::nullopt;  // (boxes of rows)
+        pld.tensor_copy = true;
+        pld.box_cols = copies.box_cols(pld.cols, pld.elem_bytes);
+      } else {
+        pld.run = copy_run(*l, pld.elem_bytes, pld.arrangement);
+        if (pld.run == 0) return std::nullopt;
+      }
+      const int index = static_cast<int>(pl.loads.size());
+      for (const Use& u : us) {
+        if (!pld.staged) pld.staged = u.staged;
+        else pld.also_staged.push_back(u.staged);
+        if (u.transpose) pld.transposes.push_back(u.transpose);
+        auto d = pl.dots.emplace(u.dot, std::array<int, 2>{-1, -1}).first;
+        d->second[u.k] = index;
+        pl.views[u.dot][u.k] = u.transpose != nullptr;
+      }
+      pl.loads.push_back(std::move(pld));
     }
     if (pl.loads.empty()) return std::nullopt;
     // one kind of copy a ring: all tensor copies (warpgroup dots only) or all per-thread copies
@@ -222,17 +262,6 @@ struct Planner {
         for (const ir::Value* o : d->operands) work.push_back(o);
       }
     }
-    // values that depend on a carried value running ahead
-    std::unordered_set<const ir::Value*> runs_ahead;
-    for (std::size_t k = 0; k < pl.ahead_arg.size(); ++k)
-      if (pl.ahead_arg[k]) runs_ahead.insert(body.arg(static_cast<unsigned>(k + 1)));
-    for (const auto& o : body.ops)
-      if (pl.ahead.count(o.get()))
-        for (const ir::Value* v : o->operands)
-          if (runs_ahead.count(v)) {
-            for (const auto& r : o->results) runs_ahead.insert(r.get());
-            break;
-          }
     // who may use what: an in-order op (not ahead, not a ring load, not the yield slot of an
     // ahead carried value) must see no value that runs ahead
     auto in_order_use = [&](const ir::Op* user, const ir::Value* v) {
@@ -244,15 +273,30 @@ struct Planner {
       }
       return true;
     };
-    for (const ir::Value* v : runs_ahead) {
-      auto it = users.find(v);
-      if (it == users.end()) continue;
-      for (const ir::Op* u : it->second)
-        if (in_order_use(u, v)) return std::nullopt;
+    // a carried value running ahead whose values (it, or what the ahead ops make of it) the body
+    // also reads in order, or that the code after the loop reads, keeps its slot in order and
+    // runs ahead in a slot of its own (dup_arg)
+    pl.dup_arg.assign(pl.ahead_arg.size(), false);
+    for (std::size_t k = 0; k < pl.ahead_arg.size(); ++k) {
+      if (!pl.ahead_arg[k]) continue;
+      std::unordered_set<const ir::Value*> runs_ahead{body.arg(static_cast<unsigned>(k + 1))};
+      for (const auto& o : body.ops)
+        if (pl.ahead.count(o.get()))
+          for (const ir::Value* v : o->operands)
+            if (runs_ahead.count(v)) {
+              for (const auto& r : o->results) runs_ahead.insert(r.get());
+              break;
+            }
+      bool in_order = users.count(op.result(static_cast<unsigned>(k))) > 0;  // read after the loop
+      for (const ir::Value* v : runs_ahead) {
+        auto it = users.find(v);
+        if (it == users.end()) continue;
+        for (const ir::Op* u : it->second) in_order = in_order || in_order_use(u, v);
+      }
+      pl.dup_arg[k] = in_order;
     }
     for (std::size_t k = 0; k < pl.ahead_arg.size(); ++k) {
       if (!pl.ahead_arg[k]) continue;
-      if (users.count(op.result(static_cast<unsigned>(k)))) return std::nullopt;  // used after the loop
       // its yield slot must hold the arg itself or an ahead value (not an in-order one)
       const ir::Value* y = yield->operand(static_cast<unsigned>(k));
       const bool ok = y == body.arg(static_cast<unsigned>(k + 1)) || (y->def && pl.ahead.count(y->def)) ||
@@ -290,7 +334,10 @@ struct Planner {
     }
     pl.async_mma = !pl.in_flight.empty();
     std::uint64_t others = staging_bytes;
-    for (const auto& l : pl.loads) others -= shared_bytes(l.staged->result()->type);
+    for (const auto& l : pl.loads) {
+      others -= shared_bytes(l.staged->result()->type);
+      for (const ir::Op* x : l.also_staged) others -= shared_bytes(x->result()->type);
+    }
     const std::uint64_t budget = smem_limit > others ? smem_limit - others : 0;
     pl.stages = std::max(2, num_stages);
     auto ring = [&] {  // (the rings' bytes for this many stages)

@@ -27,6 +27,7 @@
 // Everything else in the body (the dot itself, epilogue math) runs in iteration order.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <unordered_map>
 #include <unordered_set>
@@ -61,6 +62,12 @@ struct PipelinedLoad {
   /// The local_alloc that stages the load's tile for the dot (layout/stage_mma_operands.cpp):
   /// the ring's buffer takes its place (pipeline_loops erases both).
   const ir::Op* staged = nullptr;
+  /// A load several dots read (the backward's Qᵀ: once as it is, once through tl::trans): the
+  /// other dots' staging local_allocs and the transposes (permute [1, 0]) between the load and
+  /// a staging, erased with it. Every staging holds the same bytes as the ring's buffer: the tile
+  /// in the ring's arrangement, or its transpose in the other one (a transposed view).
+  std::vector<const ir::Op*> also_staged;
+  std::vector<const ir::Op*> transposes;
 };
 
 struct PipelinedLoop {
@@ -90,10 +97,23 @@ struct PipelinedLoop {
   std::unordered_set<const ir::Op*> ahead;
   /// Per carried value (region arg k + 1): advanced ahead of the loop.
   std::vector<bool> ahead_arg;
-  /// A load the rings copy, or the local_alloc that staged it.
+  /// Per carried value advanced ahead: whether the body (or the code after the loop) also reads
+  /// it in iteration order (the backward's curr_m: the copies' addresses and the row mask). Such
+  /// a value keeps its slot, in order, and its ahead copy gets a slot of its own after the
+  /// pipeline's (pipeline_loops); the others are replaced by their ahead copies.
+  std::vector<bool> dup_arg;
+  /// Per dot operand a ring feeds: whether the dot reads the ring's buffer as its transpose (a
+  /// transposed view: shape swapped, swizzled <-> swizzled_transposed, the same bytes).
+  std::unordered_map<const ir::Op*, std::array<bool, 2>> views;
+  /// A load the rings copy, or a local_alloc or transpose between it and its dots.
   bool is_pipelined_load(const ir::Op* op) const {
-    for (const auto& l : loads)
+    for (const auto& l : loads) {
       if (l.load == op || l.staged == op) return true;
+      for (const ir::Op* x : l.also_staged)
+        if (x == op) return true;
+      for (const ir::Op* x : l.transposes)
+        if (x == op) return true;
+    }
     return false;
   }
   /// The ring of `l`: `buffers` swizzled buffers of its tile (a local_alloc's type).
