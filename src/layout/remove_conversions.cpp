@@ -128,26 +128,32 @@ class RemoveConversions final : public transforms::Pass {
   }
 
   /// Case 0: `c` moved before the outermost enclosing loop that does not make its operand.
-  static void hoist(ir::Op* c) {
+  /// Returns how many blocks out it moved.
+  static std::size_t hoist(ir::Op* c) {
     ir::Op* before = nullptr;
+    std::size_t levels = 0, out = 0;
     for (ir::Block* b = c->parent; b && b->parent; b = b->parent->parent) {
       ir::Op* loop = b->parent;
+      ++levels;
       if ((loop->kind != OpKind::for_ && loop->kind != OpKind::while_) || made_in(c->operand(0), *loop)) break;
       before = loop;
+      out = levels;
     }
-    if (!before) return;
+    if (!before) return 0;
     ir::Block& from = *c->parent;
     ir::Block& to = *before->parent;
     auto src = std::find_if(from.ops.begin(), from.ops.end(), [&](const auto& o) { return o.get() == c; });
     auto dst = std::find_if(to.ops.begin(), to.ops.end(), [&](const auto& o) { return o.get() == before; });
     to.ops.splice(dst, from.ops, src);
     c->parent = &to;
+    return out;
   }
 
   void convert(ir::Op* c) {
-    ir::Block* inside = c->parent;
-    hoist(c);
-    if (c->parent != inside) changed_ = true;
+    const std::size_t out = hoist(c);
+    if (out) changed_ = true;
+    // (what it makes is known in the block it moved to: the scope that many levels out)
+    std::vector<Made>& scope = scopes_[scopes_.size() - 1 - std::min(out, scopes_.size() - 1)];
     // a conversion of a conversion converts the original (which may already be in `l`)
     ir::Value* v = unconverted(c->operand(0));
     const LinearLayout& l = *c->result()->type.layout;
@@ -171,10 +177,10 @@ class RemoveConversions final : public transforms::Pass {
       with = b.create(OpKind::load, in, {v->type.with_layout(l)}, reloaded->attrs, reloaded->loc)->result();
     }
     if (!with) {
-      scopes_.back().push_back({v, l, c->result()});
+      scope.push_back({v, l, c->result()});
       return;
     }
-    if (with != c->result()) scopes_.back().push_back({v, l, with});
+    if (with != c->result()) scope.push_back({v, l, with});
     ir::replace_all_uses(*c->parent, c->result(), with);  // (its uses: in its block, nested included)
     ir::erase(c);
     if (reloaded) ir::erase(reloaded);
