@@ -2,8 +2,8 @@
 // (gpu_passes.hpp): of the convert_layout ops assign_layouts put before uses, keeps only those
 // that must move data. In program order, a conversion of a value to a layout (of the value a
 // chain of conversions starts from: the elements themselves)
-//   0. moves out of the loops that do not define the value it converts (it then runs once, before
-//      the outermost such loop);
+//   0. unless case 1, 2 or 3 applies where it is, moves out of the loops that do not define the
+//      value it converts (it then runs once, before the outermost such loop);
 //   1. is that value, where it is in the layout already;
 //   2. reuses an earlier conversion of the same value to the same layout, in its block or an
 //      enclosing one (which dominates it);
@@ -150,7 +150,12 @@ class RemoveConversions final : public transforms::Pass {
   }
 
   void convert(ir::Op* c) {
-    const std::size_t out = hoist(c);
+    // (a value already in the layout, converted before, or cheap to compute again stays where
+    // it is used: computed again before a loop, it would hold its registers through the loop)
+    const ir::Value* v0 = unconverted(c->operand(0));
+    const LinearLayout& l0 = *c->result()->type.layout;
+    const bool in_place = *v0->type.layout == l0 || made(v0, l0) || cheap(v0, l0, kBudget);
+    const std::size_t out = in_place ? 0 : hoist(c);
     if (out) changed_ = true;
     // (what it makes is known in the block it moved to: the scope that many levels out)
     std::vector<Made>& scope = scopes_[scopes_.size() - 1 - std::min(out, scopes_.size() - 1)];
