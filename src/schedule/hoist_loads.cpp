@@ -12,8 +12,9 @@
 //
 // Moved: loads (not volatile) of at most kMaxElements elements in the body of a `for` that holds
 // no store or atomic at any depth (nothing in the loop can write what a load reads between its
-// old place and its new one), with every op of the body their operands depend on pure and
-// without regions (moved with them, in their order). They go before the body's first op, in
+// old place and its new one), with every op of the body their operands depend on index
+// arithmetic (moved with them, in their order; a load whose address comes from a dot, another
+// load or a conversion stays). They go before the body's first op, in
 // program order; what they depend on from outside the body is already there.
 #include <algorithm>
 #include <unordered_set>
@@ -44,13 +45,42 @@ std::int64_t elements(const ir::Type& t) {
   return n;
 }
 
-/// The ops of `body` that `op` depends on through its operands (not through regions), added to
-/// `deps`; false where one is not pure or has regions (then nothing moves).
+/// Index arithmetic: what an address, mask or `other` is computed with, in registers, reading no
+/// memory (no dot, conversion or shared-memory op: those keep their place).
+bool index_op(OpKind k) {
+  switch (k) {
+    case OpKind::constant:
+    case OpKind::program_id:
+    case OpKind::num_programs:
+    case OpKind::arange:
+    case OpKind::splat:
+    case OpKind::broadcast:
+    case OpKind::expand_dims:
+    case OpKind::reshape:
+    case OpKind::cast:
+    case OpKind::add:
+    case OpKind::sub:
+    case OpKind::mul:
+    case OpKind::bit_and:
+    case OpKind::bit_or:
+    case OpKind::bit_xor:
+    case OpKind::minimum:
+    case OpKind::maximum:
+    case OpKind::cmp:
+    case OpKind::addptr:
+    case OpKind::select:
+    case OpKind::hint: return true;
+    default: return false;
+  }
+}
+
+/// The ops of `body` that `op` depends on through its operands, added to `deps`; false where one
+/// is not index arithmetic (then nothing moves).
 bool depends(const Op& op, const ir::Block& body, std::unordered_set<const Op*>& deps) {
   for (const ir::Value* v : op.operands) {
     const Op* d = v->def;
     if (!d || d->parent != &body || deps.count(d)) continue;
-    if (!ir::is_pure(d->kind) || !d->regions.empty()) return false;
+    if (!index_op(d->kind) || !d->regions.empty()) return false;
     deps.insert(d);
     if (!depends(*d, body, deps)) return false;
   }

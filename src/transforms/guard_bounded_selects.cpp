@@ -19,7 +19,8 @@
 // constants, scalars (a splat of one) and the sums of one scalar and constant spans, through
 // splat, broadcast, expand_dims, reshape and convert_layout; the bound a scalar or a splat of
 // one. The scalar compare is made in i64 from 32-bit (or narrower) signed indices, so a sum that
-// would wrap in 32 bits takes the second branch, as it must.
+// would wrap in 32 bits takes the second branch, as it must (where the span reaches past the
+// compared edge, the far end is checked not to wrap as well).
 #include <cstdlib>
 #include <unordered_map>
 #include <unordered_set>
@@ -156,16 +157,33 @@ class Guard {
     if (pred != ir::CmpPred::lt && pred != ir::CmpPred::le && pred != ir::CmpPred::gt && pred != ir::CmpPred::ge)
       return nullptr;
     // lt/le: the span's largest element against the bound; gt/ge: its smallest
-    const std::int64_t edge = pred == ir::CmpPred::lt || pred == ir::CmpPred::le ? s->hi : s->lo;
+    const bool below = pred == ir::CmpPred::lt || pred == ir::CmpPred::le;
+    const std::int64_t edge = below ? s->hi : s->lo;
     ir::Builder bld(&b, at);
     const src_loc loc = (*at)->loc;
     const ir::Type i64{dtype::i64, false, {}}, i1{dtype::i1, false, {}};
     auto wide = [&](Value* v) { return bld.create(OpKind::cast, {v}, {i64}, {}, loc)->result(); };
-    Value* lhs = bld.constant_int(i64, edge, loc);
-    if (s->base) lhs = bld.create(OpKind::add, {wide(s->base), lhs}, {i64}, {}, loc)->result();
-    ir::Attrs a;
-    a.ints = {static_cast<std::int64_t>(pred)};
-    return bld.create(OpKind::cmp, {lhs, wide(bound)}, {i1}, a, loc)->result();
+    auto cmp = [&](ir::CmpPred p, Value* x, Value* y) {
+      ir::Attrs a;
+      a.ints = {static_cast<std::int64_t>(p)};
+      return bld.create(OpKind::cmp, {x, y}, {i1}, a, loc)->result();
+    };
+    Value* base = s->base ? wide(s->base) : nullptr;
+    auto plus = [&](std::int64_t c) {
+      Value* k = bld.constant_int(i64, c, loc);
+      return base ? bld.create(OpKind::add, {base, k}, {i64}, {}, loc)->result() : k;
+    };
+    Value* all = cmp(pred, plus(edge), wide(bound));
+    // the elements are sums in the index type, which wrap: where the span reaches past the edge
+    // the compare does not bound (below the smallest for lt/le, above the largest for gt/ge),
+    // its far end must not wrap either
+    const int w = bits(bound->type.elem);
+    const std::int64_t lowest = -(std::int64_t{1} << (w - 1)), highest = (std::int64_t{1} << (w - 1)) - 1;
+    if (base && below && s->lo < 0)
+      all = bld.create(OpKind::bit_and, {all, cmp(ir::CmpPred::ge, plus(s->lo), bld.constant_int(i64, lowest, loc))}, {i1}, {}, loc)->result();
+    if (base && !below && s->hi > 0)
+      all = bld.create(OpKind::bit_and, {all, cmp(ir::CmpPred::le, plus(s->hi), bld.constant_int(i64, highest, loc))}, {i1}, {}, loc)->result();
+    return all;
   }
 
   void guard(ir::Block& b, std::list<std::unique_ptr<Op>>::iterator it) {

@@ -2,6 +2,9 @@
 // loop get the uniform branch (a compare of an index span with a scalar bound, either side,
 // each of lt/le/gt/ge), what the branch's condition is, where the compares go, and what is left
 // alone (a condition from memory, a select outside a loop, a small tile, unsigned indices).
+#include <climits>
+#include <optional>
+
 #include "ir_test.hpp"
 #include "transforms/passes.hpp"
 
@@ -69,9 +72,21 @@ Op* only_if(Function& f) {
   return found;
 }
 
-/// The scalar compare of the if's condition: (cast iv to i64) + edge against (cast n to i64).
-void check_condition(Op& branch, CmpPred p, std::int64_t edge, Value* iv, Value* n) {
+/// The scalar compare of the if's condition: (cast iv to i64) + edge against (cast n to i64);
+/// where the span reaches past that edge (`far`: its other end), also that the far end does
+/// not wrap in i32: and-ed, (cast iv) + far >= INT32_MIN (lt, le) or <= INT32_MAX (gt, ge).
+void check_condition(Op& branch, CmpPred p, std::int64_t edge, Value* iv, Value* n, std::optional<std::int64_t> far = {}) {
   Op* c = branch.operand(0)->def;
+  if (far) {
+    REQUIRE(c->kind == OpKind::bit_and);
+    Op* wrap = c->operand(1)->def;
+    REQUIRE(wrap->kind == OpKind::cmp);
+    const bool below = p == CmpPred::lt || p == CmpPred::le;
+    CHECK(wrap->attrs.ints[0] == static_cast<std::int64_t>(below ? CmpPred::ge : CmpPred::le));
+    CHECK(int_constant(wrap->operand(0)->def->operand(1)) == *far);
+    CHECK(int_constant(wrap->operand(1)) == (below ? std::int64_t{INT32_MIN} : std::int64_t{INT32_MAX}));
+    c = c->operand(0)->def;
+  }
   REQUIRE(c->kind == OpKind::cmp);
   CHECK(c->attrs.ints[0] == static_cast<std::int64_t>(p));
   CHECK(c->result()->type.shape.empty());
@@ -119,15 +134,17 @@ TEST_CASE("guard_bounded_selects: the span on either side, each order, and an of
     CmpPred written, checked;
     bool span_left;
     std::int64_t shift, edge;
+    std::optional<std::int64_t> far;  // the span's other end, checked not to wrap
   };
   const Case cases[] = {
-      {"cols < n", CmpPred::lt, CmpPred::lt, true, 0, kN - 1},
-      {"cols <= n", CmpPred::le, CmpPred::le, true, 0, kN - 1},
-      {"cols >= n", CmpPred::ge, CmpPred::ge, true, 0, 0},
-      {"cols > n", CmpPred::gt, CmpPred::gt, true, 0, 0},
-      {"n > cols (mirrored: cols < n)", CmpPred::gt, CmpPred::lt, false, 0, kN - 1},
-      {"n <= cols (mirrored: cols >= n)", CmpPred::le, CmpPred::ge, false, 0, 0},
-      {"cols + 3 < n", CmpPred::lt, CmpPred::lt, true, 3, kN + 2},
+      {"cols < n", CmpPred::lt, CmpPred::lt, true, 0, kN - 1, {}},
+      {"cols <= n", CmpPred::le, CmpPred::le, true, 0, kN - 1, {}},
+      {"cols >= n", CmpPred::ge, CmpPred::ge, true, 0, 0, kN - 1},
+      {"cols > n", CmpPred::gt, CmpPred::gt, true, 0, 0, kN - 1},
+      {"n > cols (mirrored: cols < n)", CmpPred::gt, CmpPred::lt, false, 0, kN - 1, {}},
+      {"n <= cols (mirrored: cols >= n)", CmpPred::le, CmpPred::ge, false, 0, 0, kN - 1},
+      {"cols + 3 < n", CmpPred::lt, CmpPred::lt, true, 3, kN + 2, {}},
+      {"cols - 5 < n (below 0: the low end must not wrap)", CmpPred::lt, CmpPred::lt, true, -5, kN - 6, -5},
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);
@@ -141,7 +158,7 @@ TEST_CASE("guard_bounded_selects: the span on either side, each order, and an of
     CHECK(run_pass(make_guard_bounded_selects(), t.k.f()));
     Op* branch = only_if(t.k.f());
     REQUIRE(branch != nullptr);
-    check_condition(*branch, c.checked, c.edge, t.loop->region(0)->arg(0), t.k.arg(1));
+    check_condition(*branch, c.checked, c.edge, t.loop->region(0)->arg(0), t.k.arg(1), c.far);
   }
 }
 
