@@ -80,8 +80,9 @@ class TargetHooks {
   }
   /// exp or exp2 (y empty) or IEEE division x[i] / y[i] of compute-type floats over many elements at once
   /// (a thread's registers of one op): the target's batch form, or empty to lower each element
-  /// on its own. The result must equal the per-element one bit for bit. NVPTX: a fast path for
-  /// the whole batch behind one range check, with the per-element form as its fallback.
+  /// on its own. The result must equal the per-element one bit for bit. NVPTX: exp and division
+  /// as a fast path for the whole batch behind one range check, with the per-element form as
+  /// its fallback (Lowering::each_in_loop); exp2 has no batch form there (ex2.approx.ftz).
   virtual std::vector<llvm::Value*> batch_fn(Lowering&, int /*ir::OpKind*/, std::span<llvm::Value* const> /*x*/,
                                              std::span<llvm::Value* const> /*y*/) const {
     return {};
