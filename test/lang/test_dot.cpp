@@ -553,6 +553,56 @@ TEST_CASE("chained dots: a product, exponentiated along its rows and cast, is th
   }
 }
 
+TEST_CASE("independent dots in a loop: both products in flight at once (the backward's QKᵀ and dO·Vᵀ)") {
+  // s1 = a @ b_j and s2 = c @ d_j, then acc += s1 * s2 elementwise: on sm_90a overlap_dots issues
+  // the two warpgroup dots back to back and waits for each at its first use
+  auto two = tile::kernel("dot_two", [](tl::ptr<tile::half> a, tl::ptr<tile::half> b, tl::ptr<tile::half> c,
+                                        tl::ptr<tile::half> d, tl::ptr<float> out, tl::constexpr_<"BLOCKS"> BLOCKS) {
+    using tl::_;
+    using tl::newaxis;
+    auto r = tl::arange(0, 64);
+    auto at = r(_, newaxis) * 64 + r(newaxis, _);
+    auto av = tl::load(a + at), cv = tl::load(c + at);
+    auto acc = tl::zeros<float>({64, 64});
+    tl::for_range(0, static_cast<int>(BLOCKS.value), [&](tl::tensor j) {
+      auto s1 = tl::dot(av, tl::load(b + j * 4096 + at));
+      auto e = tl::exp2(s1 * 0.125f);
+      auto s2 = tl::dot(cv, tl::load(d + j * 4096 + at));
+      acc = acc + e * s2;
+    });
+    tl::store(out + at, acc);
+  });
+  constexpr int blocks = 3, n = 64;
+  auto ha = lt2::random_vec<tile::half>(n * n, 21, -1, 1), hc = lt2::random_vec<tile::half>(n * n, 22, -1, 1);
+  auto hb = lt2::random_vec<tile::half>(std::size_t(blocks) * n * n, 23, -1, 1), hd = lt2::random_vec<tile::half>(std::size_t(blocks) * n * n, 24, -1, 1);
+  auto dv = lt2::dev();
+  auto a = dv.upload(ha), b = dv.upload(hb), c = dv.upload(hc), d = dv.upload(hd);
+  auto out = dv.alloc<float>(n * n);
+  two[{1}](a, b, c, d, out, "BLOCKS"_c = blocks);
+  if (!dv.computes()) return;
+  std::vector<double> want(n * n, 0.0), bound(n * n, 1e-6);
+  for (int j = 0; j < blocks; ++j)
+    for (int i = 0; i < n; ++i)
+      for (int k = 0; k < n; ++k) {
+        double s1 = 0, s2 = 0, m1 = 0, m2 = 0;
+        for (int e = 0; e < n; ++e) {
+          const double x1 = double(float(ha[ix(i * n + e)])) * double(float(hb[ix(j * n * n + e * n + k)]));
+          const double x2 = double(float(hc[ix(i * n + e)])) * double(float(hd[ix(j * n * n + e * n + k)]));
+          s1 += x1, s2 += x2, m1 += std::abs(x1), m2 += std::abs(x2);
+        }
+        const double ex = std::exp2(s1 * 0.125);
+        want[ix(i * n + k)] += ex * s2;
+        // f32 sums in any order (n eps a sum of |terms|), exp2's few ulp, both propagated
+        bound[ix(i * n + k)] += ex * (m2 * 1e-5 + std::abs(s2) * (m1 * 0.125 * 1e-5 + 1e-5));
+      }
+  const auto got = out.to_host();
+  int bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (std::abs(double(got[i]) - want[i]) > bound[i] && ++bad <= 5)
+      MESSAGE("element " << i << ": got " << got[i] << ", want " << want[i] << " (within " << bound[i] << ")");
+  CHECK(bad == 0);
+}
+
 TEST_CASE("dot rejects M, N or K below 16, mismatched inner dimensions and bad dtypes") {
   // CASE 0 is valid; each other case breaks one rule and fails to trace
   auto k = tile::kernel("dot_bad", [](tl::ptr<float> out, tl::constexpr_<"CASE"> CASE) {

@@ -595,6 +595,50 @@ TEST_CASE("chained dots on sm_80: every warp along M, and the first product, cas
   CHECK(count(gtir, "mma = warp, warps = [4, 1]") == 2);
 }
 
+TEST_CASE("overlap_dots: two independent warpgroup dots of a loop body issue back to back, each waited for at its first use") {
+  auto two = tile::kernel("two_dots", [](tl::ptr<tile::half> a, tl::ptr<tile::half> b, tl::ptr<tile::half> c,
+                                         tl::ptr<tile::half> d, tl::ptr<float> out) {
+    using tl::_;
+    using tl::newaxis;
+    auto r = tl::arange(0, 64);
+    auto at = r(_, newaxis) * 64 + r(newaxis, _);
+    auto av = tl::load(a + at), cv = tl::load(c + at);
+    auto acc = tl::zeros<float>({64, 64});
+    tl::for_range(0, 4, [&](tl::tensor j) {
+      auto s1 = tl::dot(av, tl::load(b + j * 4096 + at));
+      auto e = tl::exp2(s1 * 0.125f);
+      auto s2 = tl::dot(cv, tl::load(d + j * 4096 + at));
+      acc = acc + e * s2;
+    });
+    tl::store(out + at, acc);
+  });
+  setenv("TILE_TARGET", "sm_90a", 1);
+  dump_dir dd;
+  auto dev = tile::device::get("null");
+  auto a = dev.alloc<tile::half>(4096), b = dev.alloc<tile::half>(4 * 4096), c = dev.alloc<tile::half>(4096);
+  auto d = dev.alloc<tile::half>(4 * 4096);
+  auto out = dev.alloc<float>(4096);
+  two[{1}](a, b, c, d, out, "num_warps"_c = 4);
+  unsetenv("TILE_TARGET");
+  const std::string gtir = dd.read("two_dots", "gtir");
+  INFO(gtir);
+  // both dots in flight, the second right after the first (and the view of its ring buffer it
+  // reads); the first waited for with the second
+  // still running (pending 1), the second before the product's use (pending 0)
+  CHECK(count(gtir, "mma = warpgroup, warps = [4, 1], in_flight}") == 2);
+  const auto first = gtir.find("in_flight}");
+  const auto second = gtir.find("in_flight}", first + 1);
+  REQUIRE(second != std::string::npos);
+  const std::string between = gtir.substr(first, second - first);  // (the second's buffer view moved with it)
+  CHECK(count(between, "\n") == 2);
+  CHECK(count(between, "buffer_index") == 1);
+  CHECK(count(gtir, "mma_wait") == 2);
+  CHECK(count(gtir, "{pending = 1} : f32[64,64]") == 1);
+  CHECK(count(gtir, "{pending = 0} : f32[64,64]") == 1);
+  const std::string ptx = dd.read("two_dots", "ptx");
+  CHECK(count(ptx, "wgmma.wait_group.sync.aligned 1") >= 2);
+}
+
 TEST_CASE("dot: f16/bf16 into f32 runs on tensor cores (mma.sync m16n8k16 on sm_80, wgmma on sm_90a); the accumulator stays in its layout through the K loop") {
   for (const char* target : {"sm_80", "sm_90a"}) {
     CAPTURE(target);
