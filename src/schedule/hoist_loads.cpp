@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "schedule/hoist_loads.hpp"
+#include "schedule/software_pipeline.hpp"
 
 namespace tile::schedule {
 
@@ -46,33 +47,8 @@ std::int64_t elements(const ir::Type& t) {
 }
 
 /// Index arithmetic: what an address, mask or `other` is computed with, in registers, reading no
-/// memory (no dot, conversion or shared-memory op: those keep their place).
-bool index_op(OpKind k) {
-  switch (k) {
-    case OpKind::constant:
-    case OpKind::program_id:
-    case OpKind::num_programs:
-    case OpKind::arange:
-    case OpKind::splat:
-    case OpKind::broadcast:
-    case OpKind::expand_dims:
-    case OpKind::reshape:
-    case OpKind::cast:
-    case OpKind::add:
-    case OpKind::sub:
-    case OpKind::mul:
-    case OpKind::bit_and:
-    case OpKind::bit_or:
-    case OpKind::bit_xor:
-    case OpKind::minimum:
-    case OpKind::maximum:
-    case OpKind::cmp:
-    case OpKind::addptr:
-    case OpKind::select:
-    case OpKind::hint: return true;
-    default: return false;
-  }
-}
+/// memory (the pipeliner's ahead ops, less conversions: one through shared memory keeps its place).
+bool index_op(OpKind k) { return safe_ahead(k) && k != OpKind::convert_layout; }
 
 /// The ops of `body` that `op` depends on through its operands, added to `deps`; false where one
 /// is not index arithmetic (then nothing moves).

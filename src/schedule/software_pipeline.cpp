@@ -14,10 +14,6 @@ namespace tile::schedule {
 
 using ir::OpKind;
 
-namespace {
-
-/// Ops that may run for an iteration that does not exist (past the loop's end): pure and never
-/// failing (no integer division, no loads).
 bool safe_ahead(OpKind k) {
   switch (k) {
     case OpKind::constant:
@@ -49,6 +45,8 @@ bool safe_ahead(OpKind k) {
     default: return false;
   }
 }
+
+namespace {
 
 /// `v` is zero in every element: a zero constant, possibly splat, broadcast, reshaped or cast.
 bool is_zero(const ir::Value* v) {

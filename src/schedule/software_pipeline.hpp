@@ -139,6 +139,12 @@ struct PipelinePlan {
 bool tensor_copy_candidate(const ir::Function& f, const ir::Op& desc_load, int num_warps, const layout::MmaTarget& mma,
                            const CopyTarget& copies);
 
+/// Ops that may run for an iteration that does not exist (past the loop's end), or earlier than
+/// written: pure and never failing (no integer division, no loads), computed in registers
+/// (convert_layout among them: it moves elements between threads, through shared memory where
+/// it must).
+bool safe_ahead(ir::OpKind k);
+
 /// The loops of `f` (the GPU level: layouts and dot engines in the IR) to pipeline with up to
 /// `num_stages` stages (none below 2) on a target with `smem_limit` bytes of shared memory per CTA
 /// and the asynchronous copies `copies` describes.

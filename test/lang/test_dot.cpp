@@ -484,6 +484,17 @@ TEST_CASE("matmul through tensor descriptors: TMA copies on sm_90a (boxes of 32,
   check_matmul<tile::half>(128, 96, 64, 64, 32, 32, true, 67, 4, 3, true);       // B through strides (1, K): masked loads
 }
 
+namespace {
+/// Every element of `got` within bound[i] of want[i] (the first five misses reported).
+void check_within(const std::vector<float>& got, const std::vector<double>& want, const std::vector<double>& bound) {
+  int bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (std::abs(double(got[i]) - want[i]) > bound[i] && ++bad <= 5)
+      MESSAGE("element " << i << ": got " << got[i] << ", want " << want[i] << " (within " << bound[i] << ")");
+  CHECK(bad == 0);
+}
+}  // namespace
+
 TEST_CASE("chained dots: a product, exponentiated along its rows and cast, is the next dot's A (attention's P @ V)") {
   // s = q @ kᵀ block by block, p = exp2(s - rowmax(s)) cast to f16, acc += p @ v: on a warp's MMA
   // (sm_80) both dots put every warp along M and p stays in registers as mma.sync's A fragment
@@ -544,12 +555,7 @@ TEST_CASE("chained dots: a product, exponentiated along its rows and cast, is th
           }
         }
       }
-    const auto got = out.to_host();
-    int bad = 0;
-    for (std::size_t i = 0; i < got.size(); ++i)
-      if (std::abs(double(got[i]) - want[i]) > bound[i] && ++bad <= 5)
-        MESSAGE("element " << i << ": got " << got[i] << ", want " << want[i] << " (within " << bound[i] << ")");
-    CHECK(bad == 0);
+    check_within(out.to_host(), want, bound);
   }
 }
 
@@ -595,12 +601,7 @@ TEST_CASE("independent dots in a loop: both products in flight at once (the back
         // f32 sums in any order (n eps a sum of |terms|), exp2's few ulp, both propagated
         bound[ix(i * n + k)] += ex * (m2 * 1e-5 + std::abs(s2) * (m1 * 0.125 * 1e-5 + 1e-5));
       }
-  const auto got = out.to_host();
-  int bad = 0;
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (std::abs(double(got[i]) - want[i]) > bound[i] && ++bad <= 5)
-      MESSAGE("element " << i << ": got " << got[i] << ", want " << want[i] << " (within " << bound[i] << ")");
-  CHECK(bad == 0);
+  check_within(out.to_host(), want, bound);
 }
 
 TEST_CASE("dot rejects M, N or K below 16, mismatched inner dimensions and bad dtypes") {
