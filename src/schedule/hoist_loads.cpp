@@ -5,7 +5,7 @@
 //
 // Attention's backward reads the row statistics M and Delta of each query block inside its dK/dV
 // loop: `m = load(M + rows)` after `qkT = dot(k, qT)`. A warpgroup dot is one inline-asm
-// statement that waits for the engine and that neither LLVM nor ptxas moves a load across, so
+// statement that waits for the engine and that neither LLVM nor the assembler moves a load across, so
 // in program order the load issues only after the dot has completed, and the exponential waits
 // for it: a global round trip (hundreds of cycles) in every iteration, twice. Issued at the top
 // of the body, the loads are in flight while the dot runs.
