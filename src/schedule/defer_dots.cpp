@@ -24,8 +24,9 @@
 // iteration's dot must give its accumulator back unchanged: p_prev starts as zeros and slot_prev
 // as the ring's last buffer, which a copy with nothing valid (zero-filled) added to the
 // prologue's first group clears, so the product is exactly 0·0 and no stale bits (a NaN in shared
-// memory) reach it. overlap_dots (run next) then issues the two dots back to back and waits for
-// each at its first use.
+// memory) reach it. The body's copies ahead move before D1 (copies_first says why), and
+// overlap_dots (run next) then issues the two dots back to back and waits for each at its first
+// use.
 //
 // A candidate: a warpgroup dot D2 of the loop's body left in flight (pipeline_loops' carried
 // accumulator), whose product only the yield takes (once), whose A operand is a register tile
@@ -253,6 +254,41 @@ class Defer {
     Op* tail = ab.create(OpKind::dot, {f.result(n), last, out}, {out->type}, ea, loc);
     ir::replace_all_uses(outer, out, tail->result());
     tail->operands[2] = out;
+    copies_first(b, *c.d1);
+  }
+
+  /// The body's copies ahead (async_copy, async_commit) after D1, with the pure ops they read
+  /// from after it, moved to just before D1: they then run before the two dots' window opens,
+  /// rather than inside it where the assembler, hoisting their address arithmetic, takes
+  /// registers the dots still read and waits for the dots there. (The buffers they refill were
+  /// last read by dots waited for in the previous iteration, before the head's barrier.)
+  static void copies_first(ir::Block& b, Op& d1) {
+    auto at = position(b, &d1);
+    std::unordered_set<const Op*> after;
+    for (auto it = at; it != b.ops.end(); ++it) after.insert(it->get());
+    std::unordered_set<const Op*> take;
+    std::vector<const Op*> work;
+    for (auto it = at; it != b.ops.end(); ++it)
+      if ((*it)->kind == OpKind::async_copy || (*it)->kind == OpKind::async_commit) take.insert(it->get()), work.push_back(it->get());
+    if (take.empty()) return;
+    while (!work.empty()) {
+      const Op* x = work.back();
+      work.pop_back();
+      for (const Value* v : x->operands) {
+        const Op* d = v->def;
+        if (!d || !after.count(d) || take.count(d)) continue;
+        if (d == &d1 || !ir::is_pure(d->kind) || !d->regions.empty() || warpgroup_dot(*d)) return;  // (one that cannot move)
+        take.insert(d);
+        work.push_back(d);
+      }
+    }
+    std::list<std::unique_ptr<Op>> moved;
+    for (auto it = at; it != b.ops.end();) {
+      auto next = std::next(it);
+      if (take.count(it->get())) moved.splice(moved.end(), b.ops, it);
+      it = next;
+    }
+    b.ops.splice(position(b, &d1), moved);
   }
 };
 
