@@ -21,7 +21,6 @@
 #include "layout/gpu_passes.hpp"
 #include "schedule/allocate_shared.hpp"
 #include "schedule/hoist_loads.hpp"
-#include "schedule/defer_dots.hpp"
 #include "schedule/overlap_dots.hpp"
 #include "schedule/insert_barriers.hpp"
 #include "schedule/pipeline_loops.hpp"
@@ -159,7 +158,6 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
       pm.add(transforms::make_dce());  // what only fed the loads the rings replaced
     }
     pm.add(schedule::make_hoist_loads());    // a loop's small loads issued ahead of its dots
-    pm.add(schedule::make_defer_dots());     // a chain's second dot issued beside the next iteration's first
     pm.add(schedule::make_overlap_dots());   // independent warpgroup dots issued back to back
     schedule::add_shared_memory_passes(pm);  // buffers placed; the barriers and fences between the threads' accesses
     pm.add(transforms::make_guard_bounded_selects());  // a loop's bound masks behind one uniform compare

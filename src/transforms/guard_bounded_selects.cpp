@@ -21,10 +21,6 @@
 // one. The scalar compare is made in i64 from 32-bit (or narrower) signed indices, so a sum that
 // would wrap in 32 bits takes the second branch, as it must (where the span reaches past the
 // compared edge, the far end is checked not to wrap as well).
-//
-// A select issued while a dot of the block is left in flight (between the dot and its mma_wait)
-// stays as it is: the assembler ends an asynchronous dot's window at the first join of branches,
-// waiting for it there, and the work the window was to overlap would run with the engine idle.
 #include <cstdlib>
 #include <unordered_map>
 #include <unordered_set>
@@ -102,12 +98,8 @@ class Guard {
       for (auto& r : op->regions) block(*r, in_loop || op->kind == OpKind::for_ || op->kind == OpKind::while_);
     if (!in_loop) return changed_;
     std::vector<Op*> selects;
-    std::unordered_set<const Value*> running;  // products of dots left in flight, not yet waited for
-    for (auto& op : b.ops) {
-      if (op->kind == OpKind::dot && op->attrs.ints.size() > 4 && op->attrs.ints[4] != 0) running.insert(op->result());
-      if (op->kind == OpKind::mma_wait) running.erase(op->operand(0));
-      if (op->kind == OpKind::select && running.empty() && worth_it(*op) && !guarded(b, *op)) selects.push_back(op.get());
-    }
+    for (auto& op : b.ops)
+      if (op->kind == OpKind::select && worth_it(*op) && !guarded(b, *op)) selects.push_back(op.get());
     for (Op* sel : selects) {
       auto it = b.ops.begin();
       while (it->get() != sel) ++it;

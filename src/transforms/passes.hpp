@@ -76,7 +76,7 @@ std::unique_ptr<Pass> make_version_single_trip_loops();
 /// on the scalar "the whole span is on the kept side" (s + hi < bound for lt; computed in i64
 /// from the signed 32-bit indices): its first branch yields the kept operand, its second the
 /// select, with the ops that only fed the condition moved into it. Uses of the select take the
-/// `if`'s result. A select between a dot left in flight and its mma_wait is left alone.
+/// `if`'s result.
 /// Before: verified IR (the GPU level: it runs last in the NVIDIA pipeline). After: verified IR.
 /// Why: a mask of the keys past N in attention's inner loop is a select an element and a compare
 /// a column in every iteration, though only the last block holds keys past N; the branch is one

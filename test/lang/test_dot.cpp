@@ -522,7 +522,7 @@ TEST_CASE("chained dots: a product, exponentiated along its rows and cast, is th
     tl::store(out + m(_, newaxis) * D + d(newaxis, _), acc);
   });
   constexpr int M = 64, D = 64;
-  for (int blocks : {0, 2, 5}) {  // (5: the rings wrap, the deferred P·V reading its buffer an iteration late)
+  for (int blocks : {0, 2, 5}) {  // (5: the rings wrap)
     CAPTURE(blocks);
     const int nb = blocks == 0 ? 1 : blocks;
     auto hq = lt2::random_vec<tile::half>(M * D, 11, -1, 1), hk = lt2::random_vec<tile::half>(std::size_t(nb) * M * D, 12, -1, 1),

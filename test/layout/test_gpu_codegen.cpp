@@ -644,70 +644,7 @@ namespace {
 constexpr tiletest::needs needs_ptxas{"needs ptxas", []() -> std::string {
   return tile::jit::find_ptxas().empty() ? "no ptxas found (PATH, /usr/local/cuda/bin)" : "";
 }};
-
-/// Attention's loop over key blocks, `n` of them (a run-time bound): s = q @ kⱼᵀ, p = exp2(s -
-/// rowmax(s)), acc = acc · 0.5 + p.to(f16) @ vⱼ.
-auto attention_loop = tile::kernel("attention_loop", [](tl::ptr<tile::half> q, tl::ptr<tile::half> k, tl::ptr<tile::half> v,
-                                                        tl::ptr<float> out, tl::i32 n) {
-  using tl::_;
-  using tl::newaxis;
-  auto i = tl::arange(0, 64);
-  auto at = i(_, newaxis) * 64 + i(newaxis, _);
-  auto qv = tl::load(q + at);
-  auto acc = tl::zeros<float>({64, 64});
-  tl::for_range(0, n, [&](tl::tensor j) {
-    auto s = tl::dot(qv, tl::load(k + j * 4096 + i(newaxis, _) * 64 + i(_, newaxis)));
-    auto p = tl::exp2(s - tl::max(s, 1)(_, newaxis));
-    acc = tl::dot(tl::cast<tile::half>(p), tl::load(v + j * 4096 + at), acc * 0.5f);
-  });
-  tl::store(out + at, acc);
-});
-
-std::string attention_loop_dump(const char* ext, int stages) {
-  setenv("TILE_TARGET", "sm_90a", 1);
-  dump_dir d;
-  auto dev = tile::device::get("null");
-  auto q = dev.alloc<tile::half>(4096), k = dev.alloc<tile::half>(4 * 4096), v = dev.alloc<tile::half>(4 * 4096);
-  auto out = dev.alloc<float>(4096);
-  attention_loop[{1}](q, k, v, out, 4, "num_warps"_c = 4, "num_stages"_c = stages);
-  unsetenv("TILE_TARGET");
-  return d.read("attention_loop", ext);
-}
 }  // namespace
-
-TEST_CASE("defer_dots: attention's loop issues Q·Kⱼ and then P·V of the iteration before, the exponentials running beside the second") {
-  const std::string gtir = attention_loop_dump("gtir", 3);
-  INFO(gtir);
-  // in the loop, the two dots back to back and in flight: Q·Kⱼ waited for with the other still
-  // running (pending 1), P·V before the scaling that reads it (pending 0); after the loop, the last
-  // iteration's P·V (in flight, waited for at the end of the branch that ran the loop)
-  const auto loop = gtir.find(" = for ");
-  const auto first = gtir.find("in_flight}", loop);
-  const auto second = gtir.find("in_flight}", first + 1);
-  REQUIRE(second != std::string::npos);
-  const std::string between = gtir.substr(first, second - first);
-  CHECK(count(between, "\n") == 2);  // (the second's buffer view between them)
-  CHECK(count(between, "buffer_index") == 1);
-  CHECK(count(gtir, "in_flight}") == 3);
-  const auto exps = gtir.find("exp2", second);
-  CHECK(gtir.find("{pending = 1}", second) < exps);
-  CHECK(exps < gtir.find("{pending = 0}", second));
-  // carried: P (f16, in the product's registers) and its buffer's slot, which starts at the ring's
-  // last buffer, cleared in the prologue's first group by a copy with nothing valid
-  CHECK(count(gtir, "constant 0.0 : f16[64,64]") == 1);
-  CHECK(count(gtir, "constant 0 : i1") == 1);
-  const auto fill = gtir.find("constant 0 : i1");
-  CHECK(gtir.find("async_copy", fill) < gtir.find("async_commit", fill));
-  CHECK(gtir.find("async_commit", fill) < loop);
-}
-
-TEST_CASE("defer_dots: the assembler serializes none of attention's asynchronous dots" * needs_ptxas) {
-  setenv("TILE_PTXAS_CHECK", "sm_90a", 1);
-  std::string ptx;
-  CHECK_NOTHROW(ptx = attention_loop_dump("ptx", 4));  // (another specialization: compiled afresh)
-  unsetenv("TILE_PTXAS_CHECK");
-  CHECK(count(ptx, "wgmma.wait_group.sync.aligned 1;") >= 1);
-}
 
 TEST_CASE("dot: f16/bf16 into f32 runs on tensor cores (mma.sync m16n8k16 on sm_80, wgmma on sm_90a); the accumulator stays in its layout through the K loop") {
   for (const char* target : {"sm_80", "sm_90a"}) {
