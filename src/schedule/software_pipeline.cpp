@@ -216,7 +216,7 @@ struct Planner {
         pld.box_cols = copies.box_cols(pld.cols, pld.elem_bytes);
       } else {
         pld.run = copy_run(*l, pld.elem_bytes, pld.arrangement);
-        if (pld.run == 0) return std::nullopt;
+        if (pld.run == 0) continue;  // (no copy reads it in runs: staged as it is, the others still get rings)
       }
       const int index = static_cast<int>(pl.loads.size());
       for (const Use& u : us) {

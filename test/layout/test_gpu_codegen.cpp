@@ -587,7 +587,10 @@ TEST_CASE("chained dots on sm_80: every warp along M, and the first product, cas
   // A from shared memory (ldmatrix .x4) for q alone: p is packed from the product's registers
   // (one cvt.rn.f16x2.f32 a pair: 16 rows x 64 columns a warp, 32 values a thread)
   CHECK(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 4);
-  CHECK(count(ptx, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16") == 2 * 8 * 4);
+  // B: kᵀ, loaded along k, is stored [N][K] as it runs (swizzled_transposed) and read by ldmatrix
+  // without .trans; v, loaded along n, is stored [K][N] and read with .trans
+  CHECK(count(ptx, "ldmatrix.sync.aligned.m8n8.x2.shared.b16") == 8 * 4);
+  CHECK(count(ptx, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16") == 8 * 4);
   CHECK(count(ptx, "cvt.rn.f16x2.f32") == 16);
   // exp2 is ex2.approx.ftz alone, one an element (32 a thread), with no range check or fallback
   CHECK(count(ptx, "ex2.approx.ftz.f32") == 32);

@@ -102,8 +102,11 @@ DV NvptxMma::mma_from_shared(GpuLowering& G, const ir::Op& op, std::array<int, 2
   // A: matrix m of the fragment at (r0, k0) is rows r0 + 8 (m & 1), columns k0 + kh (m >> 1)
   llvm::Value* a_row_in = B.CreateAdd(li, B.CreateMul(B.CreateAnd(lm, B.getInt32(1)), B.getInt32(8)));
   llvm::Value* a_col_in = B.CreateMul(B.CreateLShr(lm, B.getInt32(1)), B.getInt32(static_cast<std::uint32_t>(4 * kw)));
-  // B (row-major, .trans): matrix m of the fragment at (k0, c0) is rows k0 + 8 m, columns c0
+  // B (row-major, .trans): matrix m of the fragment at (k0, c0) is rows k0 + 8 m, columns c0;
+  // B K-major ([N][K] swizzled, no .trans): matrix m is rows (n) c0 .. c0 + 7, columns (k) k0 + 8 m
   llvm::Value* b_row_in = B.CreateAdd(li, B.CreateMul(B.CreateAnd(lm, B.getInt32(1)), B.getInt32(8)));
+  const bool b_kmajor = bt.mem == ir::smem::swizzled_transposed;
+  llvm::Value* b_k_in = B.CreateMul(B.CreateAnd(lm, B.getInt32(1)), B.getInt32(8));
 
   std::vector<llvm::Value*> d(static_cast<std::size_t>(C.num_regs()));
   for (int r = 0; r < C.num_regs(); ++r)
@@ -130,7 +133,12 @@ DV NvptxMma::mma_from_shared(GpuLowering& G, const ir::Op& op, std::array<int, 2
       af.push_back({m[0], m[1], m[2], m[3]});
     }
     for (std::int64_t c0 = 0; c0 < N; c0 += 8 * warps[1]) {
-      if (b_rows) {
+      if (b_rows && b_kmajor) {
+        llvm::Value* n = B.CreateAdd(B.CreateAdd(warp_n, li), B.getInt32(static_cast<std::uint32_t>(c0)));
+        llvm::Value* k = B.CreateAdd(b_k_in, B.getInt32(static_cast<std::uint32_t>(k0)));
+        auto m = ldmatrix(G.S, at_swizzled(b_base, n, k, N, K), 2, false);
+        bf.push_back({m[0], m[1]});
+      } else if (b_rows) {
         llvm::Value* row = B.CreateAdd(b_row_in, B.getInt32(static_cast<std::uint32_t>(k0)));
         llvm::Value* col = B.CreateAdd(warp_n, B.getInt32(static_cast<std::uint32_t>(c0)));
         auto m = ldmatrix(G.S, at_swizzled(b_base, row, col, K, N), 2, true);

@@ -54,8 +54,8 @@ std::string NvptxMmaForms::check(const ir::Op& dot, int num_warps) const {
   if (operand_elements(dot) == 0)
     return "a tensor-core dot of operands no tensor-core form of " + name_ + " takes (" + dot.operand(0)->type.str() + " into " +
            dot.result()->type.str() + ")";
-  if (e != mma_engine::warpgroup && dot.operand(1)->type.mem == ir::smem::swizzled_transposed)
-    return "a warp's tensor-core dot reads B [K][N] swizzled, not transposed (" + dot.operand(1)->type.str() + ")";
+  if (e != mma_engine::warpgroup && dot.operand(1)->type.mem == ir::smem::swizzled_transposed && operand_elements(dot) != 2)
+    return "a warp's tensor-core dot reads a transposed B only of 16-bit elements (" + dot.operand(1)->type.str() + ")";
   if (e == mma_engine::warpgroup) {
     if (!warpgroup_) return "a warpgroup dot on " + name_ + ", which has no warpgroup MMA";
     if (operand_elements(dot) != 2 || a[2] != num_warps || a[3] != 1)
@@ -73,13 +73,14 @@ ir::smem NvptxMmaForms::operand_arrangement(const ir::Op& dot, unsigned k) const
   // 16-bit operands: swizzled tiles (A [M][K], B [K][N]: what ldmatrix reads without bank
   // conflicts and wgmma's descriptors name); tf32 and 8-bit (mma.sync only): A row-major and B
   // transposed ([N][K]), rows padded by 16 bytes, each thread's consecutive k one 32-bit word
-  // A warpgroup dot's B whose registers run along K (Kᵀ in attention, x @ Wᵀ): stored in that
-  // order, [N][K] swizzled, and read by the engine as a K-major operand, not transposed element
-  // by element into [K][N] (2-byte stores, bank conflicts)
+  // A 16-bit B whose registers run along K (Kᵀ in attention, x @ Wᵀ): stored in that order,
+  // [N][K] swizzled, and read as a K-major operand (wgmma's descriptor; mma.sync's fragments by
+  // ldmatrix without .trans), not transposed element by element into [K][N] (2-byte stores, bank
+  // conflicts); a pipelined loop's copies then fill it along K
   const ir::Value* x = dot.operand(k);
   if (x->type.is_buffer() && x->def && x->def->kind == ir::OpKind::local_alloc && !x->def->operands.empty())
     x = x->def->operand(0);  // (staged already: the tile it stored)
-  const bool kmajor_b = size_of(x->type.elem) == 2 && k == 1 && layout::engine_of(dot) == mma_engine::warpgroup && x->type.shape.at(0) >= 16;
+  const bool kmajor_b = size_of(x->type.elem) == 2 && k == 1 && layout::engine_of(dot) != mma_engine::none && x->type.shape.at(0) >= 16;
   // a ring's buffer (a pipelined loop's) keeps the arrangement of the staging it replaced
   if (kmajor_b && x->type.is_buffer() && x->type.mem == ir::smem::swizzled_transposed) return ir::smem::swizzled_transposed;
   if (kmajor_b && x->type.layout) {
