@@ -71,7 +71,7 @@ std::unique_ptr<llvm::Module> GpuLowering::run(const ir::Function& f, const std:
   tid = target.thread_id(S);
   // the warp size is the target's (the lanes the layouts of the IR have, checked per result)
   lane = b().CreateAnd(tid, b().getInt32(static_cast<std::uint32_t>(lanes - 1)), "lane");
-  warp = target.warp_uniform(S, b().CreateLShr(tid, b().getInt32(static_cast<std::uint32_t>(std::countr_zero(static_cast<unsigned>(lanes))))));
+  warp = b().CreateLShr(tid, b().getInt32(static_cast<std::uint32_t>(std::countr_zero(static_cast<unsigned>(lanes)))), "warp");
   thread_ip_ = warp;
   thread_coords_.clear();
   for (unsigned i = 0; i < f.body.args.size(); ++i) {

@@ -91,11 +91,6 @@ class GpuTargetHooks : public TargetHooks {
   /// those threads is visible to them after it. Named barriers let groups of warps (a
   /// warp-specialized producer and its consumers) wait for each other alone.
   virtual void barrier(Lowering& L, int id, int threads) const = 0;
-  /// `v` (i32), equal in every lane of the warp (the warp's index), given back as a value the
-  /// target's compiler knows to be so, where it has such a form: what depends on the warp alone
-  /// (a warpgroup's operand descriptors, loop-invariant) can then stay in its per-warp registers
-  /// rather than be moved there from a thread's registers at each use. `v` where it has none.
-  virtual llvm::Value* warp_uniform(Lowering&, llvm::Value* v) const { return v; }
   /// The value (i32) of lane (lane ^ mask) of the calling warp; every lane takes part.
   virtual llvm::Value* shuffle_xor_i32(Lowering& L, llvm::Value* v, int mask) const = 0;
   /// The value (i32) of lane (lane - delta) (`up`) or (lane + delta); a lane whose source is

@@ -153,14 +153,6 @@ void NvptxTarget::barrier(codegen::Lowering& L, int id, int threads) const {
   void_asm(L, "bar.sync " + std::to_string(id) + (threads ? ", " + std::to_string(threads) : std::string()) + ";");
 }
 
-llvm::Value* NvptxTarget::warp_uniform(codegen::Lowering& L, llvm::Value* v) const {
-  // lane 0's value, broadcast: ptxas treats a shfl.sync.idx from a constant lane as uniform over
-  // the warp and keeps it (and the wgmma descriptors made from it) in uniform registers, where
-  // tid.x >> 5 kept them in vector registers, R2UR-moved before every wgmma
-  auto& b = *L.b;
-  return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {}, {b.getInt32(0xffffffffu), v, b.getInt32(0), b.getInt32(0x1f)});
-}
-
 llvm::Value* NvptxTarget::shuffle_xor_i32(codegen::Lowering& L, llvm::Value* v, int mask) const {
   auto& b = *L.b;
   return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},

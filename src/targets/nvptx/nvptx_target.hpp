@@ -58,7 +58,6 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   llvm::Value* thread_id(codegen::Lowering& L) const override;
   /// bar.sync id[, threads]; the CTA-wide one as LLVM's barrier0.
   void barrier(codegen::Lowering& L, int id, int threads) const override;
-  llvm::Value* warp_uniform(codegen::Lowering& L, llvm::Value* v) const override;
   llvm::Value* shuffle_xor_i32(codegen::Lowering& L, llvm::Value* v, int mask) const override;
   llvm::Value* shuffle_shift_i32(codegen::Lowering& L, llvm::Value* v, int delta, bool up) const override;
   llvm::Value* shared_base(codegen::Lowering& L) const override;
