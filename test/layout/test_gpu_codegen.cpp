@@ -937,6 +937,43 @@ TEST_CASE("dot: tf32 (f32 at the default precision) and 8-bit integers run on te
   CHECK(count(typed_ptx<float, float>(tl::precision::tf32x3), "mma.sync") == 0);
 }
 
+TEST_CASE("a K loop whose A no copy can read in runs (column-major) still copies its B ahead into a ring") {
+  // a [64 x 32] block of a column-major A runs along M, so no copy fills its swizzled [M][K]
+  // buffer in runs: A is loaded and staged in each iteration, while B ([32 x 64], row-major) gets
+  // a ring of its own (it used to cancel the loop's pipelining)
+  auto mixed = tile::kernel("mixed_loads", [](tl::ptr<tile::half> a, tl::ptr<tile::half> b, tl::ptr<float> c, tl::i32 steps) {
+    using tl::_;
+    using tl::newaxis;
+    auto r = tl::arange(0, 64), kk = tl::arange(0, 32);
+    auto acc = tl::zeros<float>({64, 64});
+    tl::for_range(0, steps, [&](tl::tensor j) {
+      auto at = tl::load(a + (j * 32 + kk(newaxis, _)) * 64 + r(_, newaxis));
+      auto bt = tl::load(b + (j * 32 + kk(_, newaxis)) * 64 + r(newaxis, _));
+      acc = tl::dot(at, bt, acc);
+    });
+    tl::store(c + r(_, newaxis) * 64 + r(newaxis, _), acc);
+  });
+  for (const char* target : {"sm_80", "sm_90a"}) {
+    CAPTURE(target);
+    setenv("TILE_TARGET", target, 1);
+    dump_dir d;
+    auto dev = tile::device::get("null");
+    auto a = dev.alloc<tile::half>(64 * 128), b = dev.alloc<tile::half>(128 * 64);
+    auto c = dev.alloc<float>(64 * 64);
+    mixed[{1}](a, b, c, 4, "num_warps"_c = 4);
+    unsetenv("TILE_TARGET");
+    const std::string gtir = d.read("mixed_loads", "gtir");
+    INFO(gtir);
+    const auto loop = gtir.find(" = for ");
+    REQUIRE(loop != std::string::npos);
+    // one ring, B's (f16[buffers, 32, 64] swizzled), filled by copies; A's load in the loop
+    CHECK(count(gtir, "local_alloc {offset") == 1);
+    CHECK(count(gtir, "x32x64") + count(gtir, ",32,64] #smem<swizzled>") == 1);
+    CHECK(count(gtir, "async_copy") >= 2);
+    CHECK(gtir.find(" = load ", loop) != std::string::npos);
+  }
+}
+
 TEST_CASE("the matmul bench's K loops on sm_90a: ptxas serializes none of their asynchronous dots" * needs_ptxas) {
   // (a path that skips a loop whose dots are left in flight must not meet the loop's exit before
   // their wait: TILE_PTXAS_CHECK fails on ptxas's C7515)
