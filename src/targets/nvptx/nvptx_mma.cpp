@@ -104,9 +104,9 @@ DV NvptxMma::mma_from_shared(GpuLowering& G, const ir::Op& op, std::array<int, 2
   llvm::Value* a_col_in = B.CreateMul(B.CreateLShr(lm, B.getInt32(1)), B.getInt32(static_cast<std::uint32_t>(4 * kw)));
   // B (row-major, .trans): matrix m of the fragment at (k0, c0) is rows k0 + 8 m, columns c0;
   // B K-major ([N][K] swizzled, no .trans): matrix m is rows (n) c0 .. c0 + 7, columns (k) k0 + 8 m
-  llvm::Value* b_row_in = B.CreateAdd(li, B.CreateMul(B.CreateAnd(lm, B.getInt32(1)), B.getInt32(8)));
-  const bool b_kmajor = bt.mem == ir::smem::swizzled_transposed;
   llvm::Value* b_k_in = B.CreateMul(B.CreateAnd(lm, B.getInt32(1)), B.getInt32(8));
+  llvm::Value* b_row_in = B.CreateAdd(li, b_k_in);
+  const bool b_kmajor = bt.mem == ir::smem::swizzled_transposed;
 
   std::vector<llvm::Value*> d(static_cast<std::size_t>(C.num_regs()));
   for (int r = 0; r < C.num_regs(); ++r)
