@@ -51,9 +51,15 @@ constexpr double kTol = 2e-2, kTolM = 1e-3;
 
 struct fwd_config {
   int bm, bn, warps;
+  bool desc = false;  // tile: make_attn_fwd_desc's kernel (K and V through tensor descriptors: the TMA)
+  std::string str() const {
+    return std::to_string(bm) + "/" + std::to_string(bn) + "/" + std::to_string(warps) + (desc ? " descriptors" : "");
+  }
 };
-/// sample 08's --bench configurations (tile takes the best at each point)
-const std::vector<fwd_config> kTileFwd = {{128, 64, 8}, {128, 128, 8}, {64, 64, 4}, {128, 32, 8}};
+/// sample 08's --bench configurations, in the pointer form and the tensor-descriptor form (tile
+/// takes the best at each point)
+const std::vector<fwd_config> kTileFwd = {{128, 64, 8},       {128, 128, 8},       {64, 64, 4},      {128, 32, 8},
+                                          {128, 64, 8, true}, {128, 128, 8, true}, {64, 64, 4, true}};
 /// the Triton forward kernels looked for (the fastest of those exported is taken)
 const std::vector<fwd_config> kTritonFwd = {{128, 64, 8}, {128, 128, 8}};  // (what _export_kernels.py writes)
 constexpr int kPre = 64;
@@ -67,6 +73,7 @@ constexpr int kTritonPre = 128, kTritonN1 = 128;                   // the tutori
 const std::string kTritonBwd = "32-128-128-32-4";
 
 auto attn_fwd = make_attn_fwd<half>("attn_fwd_f16");
+auto attn_fwd_desc = make_attn_fwd_desc<half>("attn_fwd_desc_f16");
 auto bwd_preprocess = make_bwd_preprocess<half>("attn_bwd_preprocess_f16");
 auto attn_bwd = make_attn_bwd<half>("attn_bwd_f16");
 
@@ -87,6 +94,12 @@ struct buffers {
 void launch_fwd(buffers& b, const tile::buffer<half>& o, const tile::buffer<float>& m, int N, int D, bool causal,
                 const fwd_config& c) {
   const int sz = H * N * D, sh = N * D;
+  if (c.desc) {
+    attn_fwd_desc[{tile::cdiv(N, c.bm), Z * H}](1.0f / std::sqrt(float(D)), m, Z, H, b.q, b.k, b.v, o, N, "HEAD_DIM"_c = D,
+                                                "BLOCK_M"_c = c.bm, "BLOCK_N"_c = c.bn, "STAGE"_c = causal ? 3 : 1,
+                                                "num_warps"_c = c.warps);
+    return;
+  }
   attn_fwd[{tile::cdiv(N, c.bm), Z * H}](b.q, b.k, b.v, 1.0f / std::sqrt(float(D)), m, o, sz, sh, D, sz, sh, D, sz, sh,
                                          D, sz, sh, D, H, N, "HEAD_DIM"_c = D, "BLOCK_M"_c = c.bm, "BLOCK_N"_c = c.bn,
                                          "STAGE"_c = causal ? 3 : 1, "num_warps"_c = c.warps);
@@ -318,7 +331,7 @@ void measure(bench_ctx& ctx, buffers& b, const host_inputs& in, int N, int D, bo
     std::optional<fwd_config> best;
     double best_ms = 0;
     for (const auto& c : kTileFwd) {
-      step = "tile's forward " + std::to_string(c.bm) + "/" + std::to_string(c.bn) + "/" + std::to_string(c.warps);
+      step = "tile's forward " + c.str();
       fill_nan(dev, b.o), fill_nan(dev, b.m);
       auto run = [&] { launch_fwd(b, b.o, b.m, N, D, causal, c); };
       try {  // (one configuration's failure leaves the others)
@@ -365,15 +378,16 @@ void measure(bench_ctx& ctx, buffers& b, const host_inputs& in, int N, int D, bo
       const fwd_config c = *best;
       std::function<void()> tile_fn = [&, c] { launch_fwd(b, b.o, b.m, N, D, causal, c); };
       std::function<void()> tri_fn = [&] { tri->launch({tile::cdiv(N, tri_cfg->bm), Z * H, 1}, tri_args()); };
-      const int regs = bench::gpu::registers(tile::detail::compiled_module(
-          attn_fwd, {b.q, b.k, b.v, sm_scale, b.m, b.o, sz, sh, D, sz, sh, D, sz, sh, D, sz, sh, D, H, N},
-          {tile::named("HEAD_DIM", D), tile::named("BLOCK_M", c.bm), tile::named("BLOCK_N", c.bn),
-           tile::named("STAGE", causal ? 3 : 1), tile::named("num_warps", c.warps)}));
-      char info[160];
-      std::snprintf(info, sizeof info, "configs tile %d/%d/%d, Triton %s; registers tile %d, Triton %d", c.bm, c.bn,
-                    c.warps,
-                    tri ? (std::to_string(tri_cfg->bm) + "/" + std::to_string(tri_cfg->bn) + "/" + std::to_string(tri_cfg->warps)).c_str() : "-",
-                    regs, tri ? tri->num_regs() : 0);
+      const std::vector<tile::named> meta = {tile::named("HEAD_DIM", D), tile::named("BLOCK_M", c.bm),
+                                             tile::named("BLOCK_N", c.bn), tile::named("STAGE", causal ? 3 : 1),
+                                             tile::named("num_warps", c.warps)};
+      const int regs = bench::gpu::registers(
+          c.desc ? tile::detail::compiled_module(attn_fwd_desc, {sm_scale, b.m, Z, H, b.q, b.k, b.v, b.o, N}, meta)
+                 : tile::detail::compiled_module(
+                       attn_fwd, {b.q, b.k, b.v, sm_scale, b.m, b.o, sz, sh, D, sz, sh, D, sz, sh, D, sz, sh, D, H, N}, meta));
+      char info[200];
+      std::snprintf(info, sizeof info, "configs tile %s, Triton %s; registers tile %d, Triton %d", c.str().c_str(),
+                    tri ? tri_cfg->str().c_str() : "-", regs, tri ? tri->num_regs() : 0);
       time_pair(ctx, fwd_table, N, fwd_flops(N, D, causal), tile_fn, tri ? &tri_fn : nullptr, info);
       tile_fn();  // O and M for the backward: tile's forward in its configuration
     }

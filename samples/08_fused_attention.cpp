@@ -18,6 +18,8 @@ using namespace tile::literals;
 
 auto attn_fwd_f16 = make_attn_fwd<tile::half>("attn_fwd_f16");
 auto attn_fwd_bf16 = make_attn_fwd<tile::bfloat16>("attn_fwd_bf16");
+auto attn_fwd_desc_f16 = make_attn_fwd_desc<tile::half>("attn_fwd_desc_f16");  // (Triton 3.6's tensor-descriptor form)
+auto attn_fwd_desc_bf16 = make_attn_fwd_desc<tile::bfloat16>("attn_fwd_desc_bf16");
 
 namespace {
 
@@ -52,8 +54,9 @@ void reference(const std::vector<float>& q, const std::vector<float>& k, const s
     }
 }
 
-/// One configuration on `dev`: the largest error of O and of M against the reference.
-template <class T, class Kernel>
+/// One configuration on `dev`: the largest error of O and of M against the reference. `Desc`: the
+/// kernel is make_attn_fwd_desc's.
+template <class T, bool Desc, class Kernel>
 std::pair<double, double> run(Kernel& kernel, tile::device& dev, int Z, int H, int N, int D, bool causal, int BM, int BN) {
   const std::size_t n = static_cast<std::size_t>(Z) * H * N * D;
   auto fq = sample::random_floats(n, 11), fk = sample::random_floats(n, 12), fv = sample::random_floats(n, 13);
@@ -65,8 +68,12 @@ std::pair<double, double> run(Kernel& kernel, tile::device& dev, int Z, int H, i
   const float sm_scale = 1.0f / std::sqrt(static_cast<float>(D));
   const int sz = H * N * D, sh = N * D, sm = D;
   auto grid = [&](const tile::meta& meta) { return tile::grid3{tile::cdiv(N, meta["BLOCK_M"]), Z * H}; };
-  kernel[grid](q, k, v, sm_scale, m, o, sz, sh, sm, sz, sh, sm, sz, sh, sm, sz, sh, sm, H, N, "HEAD_DIM"_c = D,
-               "BLOCK_M"_c = BM, "BLOCK_N"_c = BN, "STAGE"_c = causal ? 3 : 1);
+  if constexpr (Desc)
+    kernel[grid](sm_scale, m, Z, H, q, k, v, o, N, "HEAD_DIM"_c = D, "BLOCK_M"_c = BM, "BLOCK_N"_c = BN,
+                 "STAGE"_c = causal ? 3 : 1);
+  else
+    kernel[grid](q, k, v, sm_scale, m, o, sz, sh, sm, sz, sh, sm, sz, sh, sm, sz, sh, sm, H, N, "HEAD_DIM"_c = D,
+                 "BLOCK_M"_c = BM, "BLOCK_N"_c = BN, "STAGE"_c = causal ? 3 : 1);
   if (!dev.computes()) return {0, 0};
   std::vector<double> want_o, want_m;
   reference(fq, fk, fv, Z * H, N, D, sm_scale, causal, want_o, want_m);
@@ -78,8 +85,9 @@ std::pair<double, double> run(Kernel& kernel, tile::device& dev, int Z, int H, i
 /// `--bench` (as the tutorial's bench_flash_attention): forward TFLOP/s at B = 4, H = 32, f16,
 /// N = 1024 … 16384, D = 64 and 128, causal and not (4·B·H·N²·D flops, halved for causal); the
 /// best of a few BLOCK_M / BLOCK_N / num_warps configurations at each point.
-/// `--bench D N causal BLOCK_M BLOCK_N num_warps`: that one point and configuration (for a profiler;
-/// on a backend that only compiles, e.g. TILE_BACKEND=null TILE_TARGET=sm_90a, it compiles it).
+/// `--bench D N causal BLOCK_M BLOCK_N num_warps [form]`: that one point and configuration (for a
+/// profiler; on a backend that only compiles, e.g. TILE_BACKEND=null TILE_TARGET=sm_90a, it compiles
+/// it); form 0: the pointer form only, 1: the tensor-descriptor form only (both by default).
 int bench(tile::device& dev, const std::vector<int>& one) {
   const int Z = 4, H = 32;
   struct config {
@@ -88,8 +96,10 @@ int bench(tile::device& dev, const std::vector<int>& one) {
   std::vector<config> configs = {{128, 64, 8}, {128, 128, 8}, {64, 64, 4}, {128, 32, 8}};
   std::vector<int> Ds = {64, 128}, Ns = {1024, 2048, 4096, 8192, 16384};
   std::vector<bool> causals = {false, true};
-  if (one.size() == 6) Ds = {one[0]}, Ns = {one[1]}, causals = {one[2] != 0}, configs = {{one[3], one[4], one[5]}};
-  std::printf("%6s %4s %7s %9s  %s\n", "N", "D", "causal", "TFLOP/s", "BLOCK_M, BLOCK_N, num_warps");
+  std::vector<bool> forms = {false, true};  // the pointer form, the tensor-descriptor form
+  if (one.size() >= 6) Ds = {one[0]}, Ns = {one[1]}, causals = {one[2] != 0}, configs = {{one[3], one[4], one[5]}};
+  if (one.size() == 7) forms = {one[6] != 0};
+  std::printf("%6s %4s %7s %11s %9s  %s\n", "N", "D", "causal", "form", "TFLOP/s", "BLOCK_M, BLOCK_N, num_warps");
   for (int D : Ds)
     for (bool causal : causals)
       for (int N : Ns) {
@@ -106,22 +116,31 @@ int bench(tile::device& dev, const std::vector<int>& one) {
         auto o = dev.alloc<tile::half>(n);
         auto m = dev.alloc<float>(static_cast<std::size_t>(Z) * H * N);
         const int sz = H * N * D, sh = N * D;
-        double best = 0;
-        config chosen{};
-        for (const config& c : configs) {
-          auto run = [&] {
-            attn_fwd_f16[{tile::cdiv(N, c.bm), Z * H}](q, k, v, 0.125f, m, o, sz, sh, D, sz, sh, D, sz, sh, D, sz, sh, D, H, N,
-                                                      "HEAD_DIM"_c = D, "BLOCK_M"_c = c.bm, "BLOCK_N"_c = c.bn,
-                                                      "STAGE"_c = causal ? 3 : 1, "num_warps"_c = c.warps);
-          };
-          run();
-          if (!dev.computes()) continue;  // (a compile-only backend: the launch compiled it)
-          const auto r = tile::testing::do_bench(run, 25, 100, {}, tile::testing::make_timer(dev).get());
-          const double tflops = 4.0 * Z * H * N * static_cast<double>(N) * D * (causal ? 0.5 : 1.0) / (r.median_ms * 1e-3) / 1e12;
-          if (tflops > best) best = tflops, chosen = c;
+        for (bool desc : forms) {
+          double best = 0;
+          config chosen{};
+          for (const config& c : configs) {
+            auto run = [&] {
+              const tile::grid3 grid{tile::cdiv(N, c.bm), Z * H};
+              if (desc)
+                attn_fwd_desc_f16[grid](0.125f, m, Z, H, q, k, v, o, N, "HEAD_DIM"_c = D, "BLOCK_M"_c = c.bm,
+                                        "BLOCK_N"_c = c.bn, "STAGE"_c = causal ? 3 : 1, "num_warps"_c = c.warps);
+              else
+                attn_fwd_f16[grid](q, k, v, 0.125f, m, o, sz, sh, D, sz, sh, D, sz, sh, D, sz, sh, D, H, N, "HEAD_DIM"_c = D,
+                                   "BLOCK_M"_c = c.bm, "BLOCK_N"_c = c.bn, "STAGE"_c = causal ? 3 : 1,
+                                   "num_warps"_c = c.warps);
+            };
+            run();
+            if (!dev.computes()) continue;  // (a compile-only backend: the launch compiled it)
+            const auto r = tile::testing::do_bench(run, 25, 100, {}, tile::testing::make_timer(dev).get());
+            const double tflops =
+                4.0 * Z * H * N * static_cast<double>(N) * D * (causal ? 0.5 : 1.0) / (r.median_ms * 1e-3) / 1e12;
+            if (tflops > best) best = tflops, chosen = c;
+          }
+          if (dev.computes())
+            std::printf("%6d %4d %7s %11s %9.1f  %d, %d, %d\n", N, D, causal ? "yes" : "no", desc ? "descriptors" : "pointers",
+                        best, chosen.bm, chosen.bn, chosen.warps);
         }
-        if (dev.computes())
-          std::printf("%6d %4d %7s %9.1f  %d, %d, %d\n", N, D, causal ? "yes" : "no", best, chosen.bm, chosen.bn, chosen.warps);
       }
   return 0;
 }
@@ -131,7 +150,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--bench") {
     std::vector<int> one;
     for (int i = 2; i < argc; ++i) one.push_back(std::atoi(argv[i]));
-    return dev.computes() || one.size() == 6 ? bench(dev, one) : 0;
+    return dev.computes() || one.size() >= 6 ? bench(dev, one) : 0;
   }
   const int Z = 1, H = 2, N = 200;  // N deliberately not a multiple of the blocks
   // O's elements are averages of values in [-1, 1]: f16 keeps 11 bits, bf16 8; P is rounded to
@@ -139,12 +158,16 @@ int main(int argc, char** argv) {
   double worst_o_f16 = 0, worst_o_bf16 = 0, worst_m = 0;
   for (int D : {64, 128})
     for (bool causal : {false, true}) {
-      auto [eo, em] = run<tile::half>(attn_fwd_f16, dev, Z, H, N, D, causal, 64, 32);
-      worst_o_f16 = std::max(worst_o_f16, eo);
-      worst_m = std::max(worst_m, em);
-      auto [bo, bm] = run<tile::bfloat16>(attn_fwd_bf16, dev, Z, H, N, D, causal, 64, 32);
-      worst_o_bf16 = std::max(worst_o_bf16, bo);
-      worst_m = std::max(worst_m, bm);
+      for (auto [eo, em] : {run<tile::half, false>(attn_fwd_f16, dev, Z, H, N, D, causal, 64, 32),
+                            run<tile::half, true>(attn_fwd_desc_f16, dev, Z, H, N, D, causal, 64, 32)}) {
+        worst_o_f16 = std::max(worst_o_f16, eo);
+        worst_m = std::max(worst_m, em);
+      }
+      for (auto [bo, bm] : {run<tile::bfloat16, false>(attn_fwd_bf16, dev, Z, H, N, D, causal, 64, 32),
+                            run<tile::bfloat16, true>(attn_fwd_desc_bf16, dev, Z, H, N, D, causal, 64, 32)}) {
+        worst_o_bf16 = std::max(worst_o_bf16, bo);
+        worst_m = std::max(worst_m, bm);
+      }
     }
   int rc = sample::report("08_fused_attention (f16 O)", dev, worst_o_f16, 4e-3);
   rc |= sample::report("08_fused_attention (bf16 O)", dev, worst_o_bf16, 2e-2);

@@ -96,6 +96,86 @@ auto make_attn_fwd(const char* name) {
   });
 }
 
+/// The forward through tensor descriptors, as Triton 3.6's tutorial writes it: K and V are named by
+/// one descriptor each over all heads, [Z·H·N_CTX, HEAD_DIM], and read a block of BLOCK_N rows at a
+/// time by row coordinates (on sm_90a the loop's reads become Tensor Memory Accelerator copies).
+/// A block that runs past N_CTX reads the next head's first rows (zeros past the last head), whose
+/// scores the key mask sets to -1e6 as for the pointer form's zeros. Q and O are read and written
+/// through one descriptor a head, [N_CTX, HEAD_DIM], so rows past N_CTX are neither read nor written.
+/// Q, K, V, O: [Z, H, N_CTX, HEAD_DIM], contiguous; M: [Z, H, N_CTX]. Grid: (cdiv(N_CTX, BLOCK_M), Z·H).
+template <class T>
+void attn_fwd_inner_desc(tl::tensor& acc, tl::tensor& l_i, tl::tensor& m_i, const tl::tensor& q,
+                         const tl::tensor_descriptor& desc_k, const tl::tensor_descriptor& desc_v, const tl::tensor& offset_y,
+                         const tl::tensor& start_m, const tl::tensor& qk_scale, const tl::tensor& offs_m,
+                         const tl::tensor& offs_n, const tl::tensor& n_ctx, int BLOCK_M, int BLOCK_N, int STAGE) {
+  using tl::_;
+  using tl::newaxis;
+  auto body = [&](tl::tensor start_n) {
+    auto cols = start_n + offs_n;  // the block's keys
+    auto k = tl::trans(desc_k.load({offset_y + start_n, 0}));
+    auto qk = tl::dot(q, k);
+    tl::tensor m_ij;
+    if (STAGE == 2) {
+      auto mask = (offs_m(_, newaxis) >= cols(newaxis, _)) & (cols(newaxis, _) < n_ctx);
+      qk = qk * qk_scale + tl::where(mask, 0.0f, -1.0e6f);
+      m_ij = tl::maximum(m_i, tl::max(qk, 1));
+      qk = qk - m_ij(_, newaxis);
+    } else {
+      if (STAGE == 3) qk = tl::where(cols(newaxis, _) < n_ctx, qk, -1.0e6f);  // (keys past N)
+      m_ij = tl::maximum(m_i, tl::max(qk, 1) * qk_scale);
+      qk = qk * qk_scale - m_ij(_, newaxis);
+    }
+    auto p = tl::exp2(qk);
+    auto alpha = tl::exp2(m_i - m_ij);
+    auto l_ij = tl::sum(p, 1);
+    acc = acc * alpha(_, newaxis);
+    auto v = desc_v.load({offset_y + start_n, 0});
+    acc = tl::dot(tl::cast<T>(p), v, acc);
+    l_i = l_i * alpha + l_ij;
+    m_i = m_ij;
+  };
+  if (STAGE == 1) tl::for_range(0, start_m * BLOCK_M, BLOCK_N, body);
+  else if (STAGE == 2) tl::for_range(start_m * BLOCK_M, tl::minimum((start_m + 1) * BLOCK_M, n_ctx), BLOCK_N, body);
+  else tl::for_range(0, n_ctx, BLOCK_N, body);
+}
+
+template <class T>
+auto make_attn_fwd_desc(const char* name) {
+  return tile::kernel(name, [](tl::f32 sm_scale, tl::ptr<float> M, tl::i32 Z, tl::i32 H, tl::ptr<T> Q, tl::ptr<T> K,
+                               tl::ptr<T> V, tl::ptr<T> Out, tl::i32 N_CTX, tl::constexpr_<"HEAD_DIM"> HEAD_DIM,
+                               tl::constexpr_<"BLOCK_M"> BLOCK_M, tl::constexpr_<"BLOCK_N"> BLOCK_N,
+                               tl::constexpr_<"STAGE"> STAGE) {
+    using tl::_;
+    using tl::newaxis;
+    auto start_m = tl::program_id(0);
+    auto off_hz = tl::program_id(1);
+    auto y_dim = Z * H * N_CTX;
+    auto desc_k = tl::make_tensor_descriptor(K, {y_dim, HEAD_DIM}, {HEAD_DIM, 1}, {BLOCK_N, HEAD_DIM});
+    auto desc_v = tl::make_tensor_descriptor(V, {y_dim, HEAD_DIM}, {HEAD_DIM, 1}, {BLOCK_N, HEAD_DIM});
+    auto head = off_hz * N_CTX * HEAD_DIM;  // (this head's Q and O)
+    auto desc_q = tl::make_tensor_descriptor(Q + head, {N_CTX, HEAD_DIM}, {HEAD_DIM, 1}, {BLOCK_M, HEAD_DIM});
+    auto desc_o = tl::make_tensor_descriptor(Out + head, {N_CTX, HEAD_DIM}, {HEAD_DIM, 1}, {BLOCK_M, HEAD_DIM});
+    auto offset_y = off_hz * N_CTX;
+    auto offs_m = start_m * BLOCK_M + tl::arange(0, BLOCK_M);
+    auto offs_n = tl::arange(0, BLOCK_N);
+    auto m_i = tl::full<float>({BLOCK_M}, -tl::inf<float>());
+    auto l_i = tl::full<float>({BLOCK_M}, 1.0f);
+    auto acc = tl::zeros<float>({BLOCK_M, HEAD_DIM});
+    auto qk_scale = sm_scale * 1.44269504f;
+    auto q = desc_q.load({start_m * BLOCK_M, 0});
+    if (STAGE & 1)
+      attn_fwd_inner_desc<T>(acc, l_i, m_i, q, desc_k, desc_v, offset_y, start_m, qk_scale, offs_m, offs_n, N_CTX,
+                             BLOCK_M, BLOCK_N, 4 - STAGE);
+    if (STAGE & 2)
+      attn_fwd_inner_desc<T>(acc, l_i, m_i, q, desc_k, desc_v, offset_y, start_m, qk_scale, offs_m, offs_n, N_CTX,
+                             BLOCK_M, BLOCK_N, 2);
+    m_i = m_i + tl::log2(l_i);
+    acc = acc / l_i(_, newaxis);
+    tl::store(M + off_hz * N_CTX + offs_m, m_i, offs_m < N_CTX);
+    desc_o.store({start_m * BLOCK_M, 0}, tl::cast<T>(acc));
+  });
+}
+
 /// Delta[z, h, m] = Σ_d O · dO: one program a block of BLOCK_M rows. Grid: (cdiv(N, BLOCK_M), Z·H).
 template <class T>
 auto make_bwd_preprocess(const char* name) {

@@ -75,6 +75,72 @@ def attn_fwd(Q, K, V, sm_scale, M, Out, stride_z, stride_h, stride_n, H, N_CTX, 
 
 
 @triton.jit
+def _fwd_stage_desc(acc, l_i, m_i, q, desc_k, desc_v, offset_y, start_m, qk_scale, offs_m, offs_n, N_CTX,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr):
+    if STAGE == 1:
+        lo, hi = 0, start_m * BLOCK_M
+    elif STAGE == 2:
+        lo, hi = start_m * BLOCK_M, (start_m + 1) * BLOCK_M
+        lo = tl.multiple_of(lo, BLOCK_M)
+    else:
+        lo, hi = 0, N_CTX
+    offsetk_y = offset_y + lo
+    for start_n in tl.range(lo, hi, BLOCK_N):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        k = desc_k.load([offsetk_y, 0]).T
+        qk = tl.dot(q, k)
+        if STAGE == 2:
+            mask = offs_m[:, None] >= (start_n + offs_n[None, :])
+            qk = qk * qk_scale + tl.where(mask, 0, -1.0e6)
+            m_ij = tl.maximum(m_i, tl.max(qk, 1))
+            qk -= m_ij[:, None]
+        else:
+            m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+            qk = qk * qk_scale - m_ij[:, None]
+        p = tl.math.exp2(qk)
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_ij = tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = desc_v.load([offsetk_y, 0])
+        p = p.to(tl.float16)
+        acc = tl.dot(p, v, acc)
+        l_i = l_i * alpha + l_ij
+        m_i = m_ij
+        offsetk_y += BLOCK_N
+    return acc, l_i, m_i
+
+
+@triton.jit
+def attn_fwd_desc(sm_scale, M, Z, H, desc_q, desc_k, desc_v, desc_o, N_CTX, HEAD_DIM: tl.constexpr,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr):
+    """Triton 3.6's tutorial 06 forward as it runs on Hopper: Q, K, V, O through host tensor descriptors over
+    [Z * H * N_CTX, HEAD_DIM] (the TMA), N_CTX a multiple of the blocks."""
+    start_m = tl.program_id(0)
+    off_hz = tl.program_id(1)
+    off_z = off_hz // H
+    off_h = off_hz % H
+    offset_y = off_z * (N_CTX * H) + off_h * N_CTX
+    qo_offset_y = offset_y + start_m * BLOCK_M
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    q = desc_q.load([qo_offset_y, 0])
+    if STAGE & 1:
+        acc, l_i, m_i = _fwd_stage_desc(acc, l_i, m_i, q, desc_k, desc_v, offset_y, start_m, qk_scale, offs_m, offs_n,
+                                        N_CTX, BLOCK_M, BLOCK_N, 4 - STAGE)
+    if STAGE & 2:
+        acc, l_i, m_i = _fwd_stage_desc(acc, l_i, m_i, q, desc_k, desc_v, offset_y, start_m, qk_scale, offs_m, offs_n,
+                                        N_CTX, BLOCK_M, BLOCK_N, 2)
+    m_i += tl.math.log2(l_i)
+    acc = acc / l_i[:, None]
+    tl.store(M + off_hz * N_CTX + offs_m, m_i)
+    desc_o.store([qo_offset_y, 0], acc.to(tl.float16))
+
+
+@triton.jit
 def _attn_bwd_preprocess(O, DO, Delta, N_CTX, BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr):
     """Delta = rowsum(O * dO) of BLOCK_M rows (O, dO contiguous [Z, H, N_CTX, HEAD_DIM])."""
     off_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -240,10 +306,13 @@ def main():
         print(f"one: D={D} N={N} causal={causal} {bm}/{bn}/{w}: {4.0 * Z * H * N * N * D * (0.5 if causal else 1.0) / (ms * 1e-3) / 1e12:.1f} "
               f"TFLOP/s, {ck.n_regs} registers, {ck.n_spills} spills")
         return
-    rows, cols = [], {"triton": [], "sdpa flash": [], "sdpa cudnn": []}
+    # --n N1,N2,...: those sequence lengths only
+    ns = [int(x) for x in sys.argv[sys.argv.index("--n") + 1].split(",")] if "--n" in sys.argv else [1024, 2048, 4096, 8192, 16384]
+    rows, cols = [], {"triton": [], "triton tma": [], "sdpa flash": [], "sdpa cudnn": []}
+    from triton.tools.tensor_descriptor import TensorDescriptor
     for D in (64, 128):
         for causal in (False, True):
-            for N in (1024, 2048, 4096, 8192, 16384):
+            for N in ns:
                 q, k, v = (torch.randn(Z, H, N, D, device="cuda", dtype=torch.float16) for _ in range(3))
                 o = torch.empty_like(q)
                 m = torch.empty(Z, H, N, device="cuda", dtype=torch.float32)
@@ -268,6 +337,30 @@ def main():
                     if t > best:
                         best, chosen = t, f"{bm}/{bn}/{w}, {ck.n_regs} registers, {ck.n_spills} spills"
                 cols["triton"].append(best)
+                # the tensor-descriptor form (Triton 3.6's tutorial on Hopper)
+                best_tma, chosen_tma = 0.0, None
+                y = Z * H * N
+                for bm, bn, w in CONFIGS:
+                    descs = [TensorDescriptor(t.view(y, D), shape=[y, D], strides=[D, 1], block_shape=[blk, D])
+                             for t, blk in ((q, bm), (k, bn), (v, bn), (o, bm))]
+
+                    def run_tma():
+                        return attn_fwd_desc[(triton.cdiv(N, bm), Z * H)](scale, m, Z, H, *descs, N, HEAD_DIM=D, BLOCK_M=bm,
+                                                                        BLOCK_N=bn, STAGE=3 if causal else 1,
+                                                                        num_warps=w, num_stages=3)
+                    try:
+                        o.zero_()
+                        ck = run_tma()
+                    except Exception as e:
+                        print(f"  D={D} causal={causal} N={N} tma config {bm},{bn},{w}: {type(e).__name__}")
+                        continue
+                    err = (o - ref).abs().max().item()
+                    if err > 1e-2:
+                        sys.exit(f"triton attention (descriptors) D={D} causal={causal} N={N}: max error {err:.3g}")
+                    t = flops / (_common.median_ms(run_tma) * 1e-3) / 1e12
+                    if t > best_tma:
+                        best_tma, chosen_tma = t, f"{bm}/{bn}/{w}, {ck.n_regs} registers, {ck.n_spills} spills"
+                cols["triton tma"].append(best_tma)
                 for name, backend in (("sdpa flash", SDPBackend.FLASH_ATTENTION), ("sdpa cudnn", SDPBackend.CUDNN_ATTENTION)):
                     try:
                         with sdpa_kernel(backend):
@@ -278,7 +371,8 @@ def main():
                         print(f"  {name} D={D} causal={causal} N={N}: {type(e).__name__}: {e}")
                         cols[name].append(float("nan"))
                 rows.append(f"D={D} {'causal' if causal else 'full'} N={N}")
-                print(f"  D={D:3d} causal={int(causal)} N={N:5d}: triton {best:6.1f} ({chosen}), "
+                print(f"  D={D:3d} causal={int(causal)} N={N:5d}: triton {best:6.1f} ({chosen}), triton tma {best_tma:6.1f} "
+                      f"({chosen_tma}), "
                       f"sdpa flash {cols['sdpa flash'][-1]:6.1f}, sdpa cudnn {cols['sdpa cudnn'][-1]:6.1f} TFLOP/s")
     _common.report("triton-attention", "case", list(range(len(rows))), cols, [("triton", "sdpa cudnn")], out_dir)
     for i, r in enumerate(rows):

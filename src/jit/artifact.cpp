@@ -50,16 +50,6 @@ bool number(std::string_view s, T& out) {
   return ec == std::errc() && end == s.data() + s.size() && !s.empty();
 }
 
-std::string source_text(const drivers::tensor_map_spec::source& s) {
-  return s.arg >= 0 ? "a" + std::to_string(s.arg) : "c" + std::to_string(s.value);
-}
-
-bool parse_source(std::string_view x, drivers::tensor_map_spec::source& s) {
-  if (x.size() < 2 || (x[0] != 'a' && x[0] != 'c')) return false;
-  if (x[0] == 'a') return number(x.substr(1), s.arg) && s.arg >= 0;
-  return number(x.substr(1), s.value);
-}
-
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   std::size_t p = 0;
@@ -69,6 +59,41 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
     if (q == std::string_view::npos) return out;
     p = q + 1;
   }
+}
+
+/// "c<value>", "a<arg>", or a product "a<arg>*a<arg>…*c<scale>/<bits>" (the factors after the
+/// first and the scale and width where they are not 1 and 64)
+std::string source_text(const drivers::tensor_map_spec::source& s) {
+  if (s.arg < 0) return "c" + std::to_string(s.value);
+  std::string t = "a" + std::to_string(s.arg);
+  for (int k : s.times) t += "*a" + std::to_string(k);
+  if (s.scale != 1) t += "*c" + std::to_string(s.scale);
+  if (s.bits != 64) t += "/" + std::to_string(s.bits);
+  return t;
+}
+
+bool parse_source(std::string_view x, drivers::tensor_map_spec::source& s) {
+  if (x.size() < 2 || (x[0] != 'a' && x[0] != 'c')) return false;
+  if (x[0] == 'c') return number(x.substr(1), s.value);
+  if (const std::size_t slash = x.find('/'); slash != std::string_view::npos) {
+    if (!number(x.substr(slash + 1), s.bits) || (s.bits != 32 && s.bits != 64)) return false;
+    x = x.substr(0, slash);
+  }
+  const auto f = split(x, '*');
+  if (!number(f[0].substr(1), s.arg) || s.arg < 0) return false;
+  for (std::size_t i = 1; i < f.size(); ++i) {
+    if (f[i].size() < 2) return false;
+    if (f[i][0] == 'a') {
+      int k = -1;
+      if (!number(f[i].substr(1), k) || k < 0) return false;
+      s.times.push_back(k);
+    } else if (f[i][0] == 'c' && i + 1 == f.size()) {
+      if (!number(f[i].substr(1), s.scale)) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
 }
 
 bool parse_map(std::string_view text, drivers::tensor_map_spec& t) {

@@ -62,13 +62,21 @@ drivers::tensor_map_spec tensor_map_of(const ir::Function& f, const schedule::Pi
   const ir::Op& l = *pipes.tensor_maps.at(k);
   auto src = [&](const ir::Value* v) {
     drivers::tensor_map_spec::source s;
-    if (v->owner == &f.body) s.arg = static_cast<int>(v->index);
-    else s.value = v->def->attrs.ints.at(0);
+    const std::optional<schedule::LaunchValue> lv = schedule::launch_value(f, v);  // (tensor_copy_candidate checked it)
+    if (!lv) throw tile::error("internal error: a tensor map's value is not known at the launch", l.loc, f.name);
+    if (lv->args.empty()) {
+      s.value = lv->factor;
+      return s;
+    }
+    s.arg = static_cast<int>(lv->args[0]);
+    for (std::size_t i = 1; i < lv->args.size(); ++i) s.times.push_back(static_cast<int>(lv->args[i]));
+    s.scale = lv->factor;
+    if (lv->args.size() > 1 || lv->factor != 1) s.bits = lv->bits;
     return s;
   };
   drivers::tensor_map_spec t;
   t.elem = l.result()->type.elem;
-  t.base = src(l.operand(0));
+  t.base.arg = static_cast<int>(l.operand(0)->index);  // (a pointer argument: tensor_copy_candidate)
   t.rows = src(l.operand(1));
   t.cols = src(l.operand(2));
   t.row_stride = src(l.operand(3));

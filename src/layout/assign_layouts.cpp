@@ -35,6 +35,14 @@ class Assigner {
         anchored_.insert(op.result());
         shape_anchor_.emplace(op.result()->type.shape, plan_.of[op.result()]);
       }
+      // a descriptor load kept for the target's tensor copies, rows contiguous (its last stride 1):
+      // registers along the rows, as a coalesced load of the same block would hold them (the
+      // staging that reads it then stores rows: what a tensor copy of the block writes)
+      if (op.kind == OpKind::desc_load && op.result()->type.shape.size() >= 2 &&
+          ir::int_constant(op.operand(static_cast<unsigned>(2 * op.result()->type.shape.size()))) == std::optional<std::int64_t>(1)) {
+        plan_.of[op.result()] = default_layout(op.result()->type, plan_.num_warps, plan_.lanes);
+        anchored_.insert(op.result());
+      }
       if (op.kind == OpKind::dot && engine_of(op) != mma_engine::none) {  // (select_mma's choice)
         if (!f_.mma_target) throw tile::error("layout: internal error: a dot on tensor cores in a kernel of no tensor-core target", op.loc);
         plan_.of[op.result()] = f_.mma_target->accumulator(op, plan_.num_warps);
@@ -183,6 +191,13 @@ class Assigner {
         }
         break;
       }
+      case OpKind::permute:
+        // the transpose of a loaded tile nothing asked a layout of (a staging: tl::trans(K) for a
+        // dot): the load's layout, transposed, so that no conversion comes between
+        if (!has(op.result()) && anchored_.count(op.operand(0)) && has(op.operand(0)))
+          force(op.result(), permute(plan_.of.at(op.operand(0)), op.attrs.ints));
+        decide(op.result());
+        break;
       default:
         for (const auto& r : op.results) decide(r.get());
         break;

@@ -236,7 +236,7 @@ struct Planner {
       if (l.tensor_copy != pl.tensor_copy) return std::nullopt;
     if (pl.tensor_copy)
       for (const auto& [d, idx] : pl.dots)
-        if (layout::engine_of(*d) != layout::mma_engine::warpgroup || idx[0] < 0 || idx[1] < 0) return std::nullopt;
+        if (layout::engine_of(*d) != layout::mma_engine::warpgroup) return std::nullopt;
 
     // the ahead slice: the loads' operands, back through the body to its arguments
     const ir::Op* yield = body.terminator();
@@ -387,15 +387,42 @@ PipelinePlan plan_pipelines(const ir::Function& f, const analysis::AxisAnalysis&
   return p;
 }
 
-namespace {
-bool launch_known(const ir::Function& f, const ir::Value* v) {
-  return v->owner == &f.body || ir::int_constant(v).has_value();
+std::optional<LaunchValue> launch_value(const ir::Function& f, const ir::Value* v) {
+  if (!v->type.is_scalar() || (v->type.elem != dtype::i32 && v->type.elem != dtype::i64)) return std::nullopt;
+  const int bits = v->type.elem == dtype::i32 ? 32 : 64;
+  if (v->owner == &f.body) return LaunchValue{{v->index}, 1, bits};
+  if (auto c = ir::int_constant(v)) return LaunchValue{{}, *c, bits};
+  if (!v->def || v->def->kind != OpKind::mul || v->def->parent != &f.body) return std::nullopt;
+  auto a = launch_value(f, v->def->operand(0)), b = launch_value(f, v->def->operand(1));
+  if (!a || !b || a->bits != bits || b->bits != bits || a->args.size() + b->args.size() > 4) return std::nullopt;
+  a->args.insert(a->args.end(), b->args.begin(), b->args.end());
+  a->factor = static_cast<std::int64_t>(static_cast<std::uint64_t>(a->factor) * static_cast<std::uint64_t>(b->factor));
+  return a;
 }
-}  // namespace
 
 namespace {
-/// tensor_copy_candidate's conditions on one operand (and the dot's shape); `other`: the dot's other
-/// operand's descriptor load.
+/// The dot that reads `l`'s tile: its only user, or the only user of its transpose (its only user).
+const ir::Op* reading_dot(const ir::Function& f, const ir::Op& l) {
+  std::vector<const ir::Op*> users;
+  const ir::Value* v = l.result();
+  for (int depth = 0; depth < 2; ++depth) {
+    users.clear();
+    ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
+      for (const ir::Value* x : o.operands)
+        if (x == v) users.push_back(&o);
+    });
+    if (users.size() != 1) return nullptr;
+    const ir::Op* u = users[0];
+    if (u->kind == OpKind::dot) return u->parent == l.parent && u->operand(2) != v ? u : nullptr;
+    if (depth > 0 || u->kind != OpKind::permute || u->attrs.ints != std::vector<std::int64_t>{1, 0} || u->parent != l.parent)
+      return nullptr;
+    v = u->result();
+  }
+  return nullptr;
+}
+
+/// tensor_copy_candidate's conditions on one operand (and the dot's shape); `other_load`: the
+/// dot's other operand's descriptor load in the same body, or null.
 bool tensor_copy_operand(const ir::Function& f, const ir::Op& l, int num_warps, const layout::MmaTarget& mma, const CopyTarget& copies,
                          const ir::Op** other_load) {
   const std::int64_t align = copies.tensor_alignment();
@@ -404,38 +431,40 @@ bool tensor_copy_operand(const ir::Function& f, const ir::Op& l, int num_warps, 
   if (t.elem != dtype::f16 && t.elem != dtype::bf16) return false;
   const ir::Block* body = l.parent;
   if (!body || !body->parent || body->parent->kind != OpKind::for_) return false;
-  // its only user: a warpgroup-eligible dot of the same body, whose other operand is another
-  // descriptor load of that body
-  std::vector<const ir::Op*> users;
-  ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
-    for (const ir::Value* v : o.operands)
-      if (v == l.result()) users.push_back(&o);
-  });
-  if (users.size() != 1) return false;
-  const ir::Op* dot = users[0];
-  if (dot->kind != OpKind::dot || dot->parent != body || mma.choose(*dot, num_warps, 32).engine != layout::mma_engine::warpgroup) return false;
-  if (dot->operand(2) == l.result()) return false;
-  const ir::Value* other = dot->operand(dot->operand(0) == l.result() ? 1 : 0);
-  if (!other->def || other->def == &l || other->def->kind != OpKind::desc_load || other->def->parent != body) return false;
-  *other_load = other->def;
-  // what the launch encodes: base, extents, strides
-  for (unsigned k = 0; k < 5; ++k)
-    if (!launch_known(f, l.operand(k))) return false;
-  const std::int64_t es = static_cast<std::int64_t>(size_of(t.elem));
-  // what the launch's specialization says of an argument (nothing for hand-built IR without it)
-  auto info = [&](const ir::Value* v) -> const ir::ArgInfo* { return v->index < f.arg_info.size() ? &f.arg_info[v->index] : nullptr; };
-  const ir::Value* base = l.operand(0);
-  if (base->owner != &f.body || !info(base) || info(base)->divisibility % align != 0) return false;
-  for (unsigned k = 1; k <= 2; ++k) {  // extents: positive (the launch's specialization says so)
-    auto c = ir::int_constant(l.operand(k));
-    if (c ? *c <= 0 : !info(l.operand(k)) || !info(l.operand(k))->positive) return false;
+  // read by a warpgroup-eligible dot of the same body, as it is or transposed; the dot's other
+  // operand another descriptor load of that body or no load of it
+  const ir::Op* dot = reading_dot(f, l);
+  if (!dot || mma.choose(*dot, num_warps, 32).engine != layout::mma_engine::warpgroup) return false;
+  *other_load = nullptr;
+  for (unsigned k = 0; k < 2; ++k) {
+    const ir::Op* d = dot->operand(k)->def;
+    if (d && d->kind == OpKind::permute) d = d->operand(0)->def;
+    if (!d || d == &l || d->parent != body) continue;
+    if (d->kind == OpKind::desc_load) *other_load = d;
+    else if (d->kind == OpKind::load) return false;
   }
-  if (ir::int_constant(l.operand(4)) != std::optional<std::int64_t>(1)) return false;  // the last stride
-  const ir::Value* row_stride = l.operand(3);
-  if (auto c = ir::int_constant(row_stride)) {
-    if (*c <= 0 || (*c * es) % align != 0) return false;
+  // what the launch encodes: the base (an argument), extents and strides (launch values)
+  auto info = [&](unsigned arg) -> const ir::ArgInfo* { return arg < f.arg_info.size() ? &f.arg_info[arg] : nullptr; };
+  const ir::Value* base = l.operand(0);
+  if (base->owner != &f.body || !info(base->index) || info(base->index)->divisibility % align != 0) return false;
+  std::array<std::optional<LaunchValue>, 4> lv;
+  for (unsigned k = 1; k < 5; ++k)
+    if (!(lv[k - 1] = launch_value(f, l.operand(k)))) return false;
+  // extents positive: each factor (the launch's specialization says so of an argument)
+  for (unsigned k = 0; k < 2; ++k) {
+    if (lv[k]->factor <= 0) return false;
+    for (unsigned a : lv[k]->args)
+      if (!info(a) || !info(a)->positive) return false;
+  }
+  const LaunchValue& col_stride = *lv[3];
+  if (!col_stride.args.empty() || col_stride.factor != 1) return false;  // the last stride
+  const LaunchValue& row_stride = *lv[2];
+  const std::int64_t es = static_cast<std::int64_t>(size_of(t.elem));
+  if (row_stride.args.empty()) {
+    if (row_stride.factor <= 0 || (row_stride.factor * es) % align != 0) return false;
   } else {
-    const ir::ArgInfo* ai = info(row_stride);
+    if (row_stride.args.size() != 1 || row_stride.factor != 1) return false;
+    const ir::ArgInfo* ai = info(row_stride.args[0]);
     if (!ai || !ai->positive || (ai->divisibility * es) % align != 0) return false;
   }
   for (unsigned k = 5; k < 7; ++k)
@@ -449,8 +478,9 @@ bool tensor_copy_candidate(const ir::Function& f, const ir::Op& l, int num_warps
   if (!copies.tensor_copies()) return false;
   const ir::Op* other = nullptr;
   const ir::Op* back = nullptr;
-  return tensor_copy_operand(f, l, num_warps, mma, copies, &other) && tensor_copy_operand(f, *other, num_warps, mma, copies, &back) &&
-         back == &l;
+  if (!tensor_copy_operand(f, l, num_warps, mma, copies, &other)) return false;
+  // (a dot reading two descriptor loads: both copied, or neither)
+  return !other || (tensor_copy_operand(f, *other, num_warps, mma, copies, &back) && back == &l);
 }
 
 std::string print_pipelines(const ir::Function& f, const PipelinePlan& p) {

@@ -29,6 +29,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -129,10 +130,22 @@ struct PipelinePlan {
   std::vector<const ir::Op*> tensor_maps;
 };
 
+/// An integer the launch knows before the kernel runs: the product of kernel arguments (`args`,
+/// none for a constant) and `factor`, computed in `bits`-bit two's complement as the kernel does.
+struct LaunchValue {
+  std::vector<unsigned> args;
+  std::int64_t factor = 1;
+  int bits = 64;
+};
+/// `v` as a LaunchValue: a kernel argument, an integer constant, or a product of such values (a
+/// descriptor over Z * H * N_CTX rows); nullopt otherwise.
+std::optional<LaunchValue> launch_value(const ir::Function& f, const ir::Value* v);
+
 /// Whether the pipeline may keep `desc_load` for a tensor copy of the target `copies` (NVIDIA:
 /// tensor copies on sm_90a): rank 2, f16/bf16, in a `for` body, read only by a dot the target `mma`
-/// runs on its warpgroup engine, whose other operand is another such load; base, extents and
-/// strides kernel arguments or constants (the launch encodes the tensor map from them), the
+/// runs on its warpgroup engine (as it is or through a transpose, tl::trans), whose other operand is
+/// such a load too or no load of that body; the base a kernel argument, extents and strides
+/// launch values (the launch encodes the tensor map from them), the
 /// last stride 1, the base and the row stride aligned as the copies need (the launch's
 /// specialization: ir::ArgInfo), the extents positive, 32-bit offsets, the box one the copies
 /// take. A launch with an extent of 0 is another specialization, one with masked loads.

@@ -35,6 +35,10 @@ artifact sample() {
   t.box_cols = 64;
   t.swizzle_bytes = 128;
   a.tensor_maps = {t, t};
+  // rows as the kernel computes them: arg2 * arg4 * arg5 * 3 in 32 bits (Z * H * N_CTX)
+  a.tensor_maps[0].rows.times = {4, 5};
+  a.tensor_maps[0].rows.scale = 3;
+  a.tensor_maps[0].rows.bits = 32;
   a.code = std::string("\x7f" "ELF\0\n\nbinary\n", 15);
   return a;
 }
@@ -65,6 +69,13 @@ TEST_CASE("artifact: every field round trips") {
   CHECK(b->tensor_maps[1].cols.arg == -1);
   CHECK(b->tensor_maps[1].cols.value == 4096);
   CHECK(b->tensor_maps[1].box_cols == 64);
+  CHECK(b->tensor_maps[1].rows.times.empty());
+  CHECK(b->tensor_maps[0].rows.arg == 2);
+  CHECK(b->tensor_maps[0].rows.times == std::vector<int>{4, 5});
+  CHECK(b->tensor_maps[0].rows.scale == 3);
+  CHECK(b->tensor_maps[0].rows.bits == 32);
+  CHECK(b->tensor_maps == a.tensor_maps);
+  CHECK(bytes.find(":a2*a4*a5*c3/32:") != std::string::npos);
   CHECK(b->code == a.code);
   CHECK(serialize(*b) == bytes);
 
@@ -101,5 +112,8 @@ TEST_CASE("artifact: what serialize did not write does not parse") {
   CHECK_FALSE(parse_artifact(replaced(":128:64:128", ":128:64:96")));         // a swizzle the compiler never writes
   CHECK_FALSE(parse_artifact(replaced(":128:64:128", ":128:64")));            // a short map
   CHECK_FALSE(parse_artifact(replaced(":a0:a2:", ":x0:a2:")));                // a bad source
+  CHECK_FALSE(parse_artifact(replaced("a2*a4*a5*c3/32", "a2*a4*c3*a5/32")));  // the constant not last
+  CHECK_FALSE(parse_artifact(replaced("a2*a4*a5*c3/32", "a2*a4*a5*c3/16")));  // a width the kernels never have
+  CHECK_FALSE(parse_artifact(replaced("a2*a4*a5*c3/32", "a2*a4**a5/32")));    // an empty factor
   CHECK(parse_artifact(replaced(" warps=8", " warps=8")));                    // (the helper itself)
 }

@@ -14,6 +14,7 @@
 
 #include "tile/tile.hpp"
 #include "../../bench/kernels.hpp"
+#include "../../samples/attention_kernels.hpp"
 #include "jit/ptxas.hpp"
 #include "../requires.hpp"
 
@@ -972,6 +973,41 @@ TEST_CASE("a K loop whose A no copy can read in runs (column-major) still copies
     CHECK(count(gtir, "async_copy") >= 2);
     CHECK(gtir.find(" = load ", loop) != std::string::npos);
   }
+}
+
+TEST_CASE("attention through tensor descriptors on sm_90a: K (read through tl::trans) and V copied by the TMA over Z * H * N_CTX rows") {
+  // Triton 3.6's tutorial form (samples/attention_kernels.hpp): K and V named over all heads, the
+  // extent Z * H * N_CTX computed in the kernel (the launch multiplies the arguments), K read
+  // transposed: both fill rings of [64][128] boxes by tensor copies, the first dot reads K's as a
+  // K-major B (the buffer's transposed view), the second takes P from registers
+  auto fwd = make_attn_fwd_desc<tile::half>("attn_fwd_desc_test");
+  setenv("TILE_TARGET", "sm_90a", 1);
+  dump_dir d;
+  auto dev = tile::device::get("null");
+  const int Z = 1, H = 2, N = 512, D = 128;
+  auto q = dev.alloc<tile::half>(Z * H * N * D), k = dev.alloc<tile::half>(Z * H * N * D), v = dev.alloc<tile::half>(Z * H * N * D);
+  auto o = dev.alloc<tile::half>(Z * H * N * D);
+  auto m = dev.alloc<float>(Z * H * N);
+  fwd[{N / 128, Z * H}](0.125f, m, Z, H, q, k, v, o, N, "HEAD_DIM"_c = D, "BLOCK_M"_c = 128, "BLOCK_N"_c = 64, "STAGE"_c = 1,
+                        "num_warps"_c = 8);
+  unsetenv("TILE_TARGET");
+  const std::string ptx = d.read("attn_fwd_desc_test", "ptx");
+  const std::string plan = d.read("attn_fwd_desc_test", "layouts");
+  INFO(plan);
+  CHECK(plan.find("2 loads copied 3 iterations ahead (tensor copies: boxes of 64x64 (tensor map 0) 64x64 (tensor map 1))") !=
+        std::string::npos);
+  CHECK(count(ptx, ".param .align 64 .b8 tile_attn_fwd_desc_test_param_9[128]") == 1);
+  CHECK(count(ptx, ".param .align 64 .b8 tile_attn_fwd_desc_test_param_10[128]") == 1);
+  // two boxes a block of each (128-element rows), 3 prologue iterations and the loop's
+  CHECK(count(ptx, "cp.async.bulk.tensor.2d") == 4 * 4);
+  CHECK(count(ptx, "cp.async.cg") + count(ptx, "cp.async.ca") == 0);
+  // Q K^T: B K-major (no transpose bits); P V: A from registers, V's B transposed
+  CHECK(count(ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16") == 8);
+  CHECK(count(ptx, ", p, 1, 1, 0, 0;") == 8);
+  CHECK(count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 4);
+  CHECK(count(ptx, "}, {%r") == 4);           // (A's registers)
+  CHECK(count(ptx, ", p, 1, 1, 1;") == 4);    // (scale-d, imm-scale-a/b, tnspB)
+  CHECK(count(ptx, "ld.local") + count(ptx, "st.local") == 0);
 }
 
 TEST_CASE("the matmul bench's K loops on sm_90a: ptxas serializes none of their asynchronous dots" * needs_ptxas) {

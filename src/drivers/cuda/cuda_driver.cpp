@@ -526,14 +526,22 @@ std::array<std::int64_t, 4> cuda_driver::tensor_map_inputs(const tensor_map_spec
     throw tile::error("this kernel copies with the TMA, and this driver (" + std::to_string(api_->driver_version) +
                           ") has no cuTensorMapEncodeTiled (CUDA 12.0 or newer is needed)",
                       where, std::string(kernel));
-  auto value = [&](const tensor_map_spec::source& s) -> std::int64_t {
-    if (s.arg < 0) return s.value;
-    if (static_cast<std::size_t>(s.arg) >= args.size())
-      throw tile::error("internal error: a tensor map names argument " + std::to_string(s.arg) + " of a launch with " +
+  auto arg = [&](int k) -> std::int64_t {
+    if (k < 0 || static_cast<std::size_t>(k) >= args.size())
+      throw tile::error("internal error: a tensor map names argument " + std::to_string(k) + " of a launch with " +
                             std::to_string(args.size()),
                         where, std::string(kernel));
-    const kernel_arg& a = args[static_cast<std::size_t>(s.arg)];
+    const kernel_arg& a = args[static_cast<std::size_t>(k)];
     return a.k == kernel_arg::kind::pointer ? static_cast<std::int64_t>(a.addr) : a.i;
+  };
+  auto value = [&](const tensor_map_spec::source& s) -> std::int64_t {
+    if (s.arg < 0) return s.value;
+    if (s.times.empty() && s.scale == 1) return arg(s.arg);
+    // the product as the kernel's integers compute it (wrapping)
+    auto p = static_cast<std::uint64_t>(arg(s.arg)) * static_cast<std::uint64_t>(s.scale);
+    for (int k : s.times) p *= static_cast<std::uint64_t>(arg(k));
+    return s.bits == 32 ? static_cast<std::int64_t>(static_cast<std::int32_t>(static_cast<std::uint32_t>(p)))
+                        : static_cast<std::int64_t>(p);
   };
   if (t.base.arg < 0 || static_cast<std::size_t>(t.base.arg) >= args.size() ||
       args[static_cast<std::size_t>(t.base.arg)].k != kernel_arg::kind::pointer)

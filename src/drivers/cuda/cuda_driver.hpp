@@ -110,6 +110,11 @@ struct tensor_map_spec {
   struct source {
     int arg = -1;             // a runtime argument's index, or
     std::int64_t value = 0;   // (arg < 0) a constant
+    /// (arg >= 0) the further runtime arguments and the constant it is multiplied by, in `bits`-bit
+    /// two's complement, as the kernel computes it (a descriptor over Z * H * N_CTX rows)
+    std::vector<int> times;
+    std::int64_t scale = 1;
+    int bits = 64;
     bool operator==(const source&) const = default;
   };
   dtype elem = dtype::f16;
