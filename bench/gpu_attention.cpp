@@ -8,12 +8,14 @@
 // Metric: TFLOP/s = 4·B·H·N²·D / median time for the forward (halved for causal), 2.5 × that for
 // the backward (its five matmuls against the forward's two, as the tutorial counts).
 //   forward   tile: the best of sample 08's --bench configurations (BLOCK_M / BLOCK_N / num_warps
-//             128/64/8, 128/128/8, 64/64/4, 128/32/8), each timed once by do_bench; Triton: the
+//             128/64/8, 128/128/8, 64/64/4, 128/32/8; and the tensor-descriptor form's 128/64/8,
+//             128/128/8, 64/64/4), each timed once by do_bench; Triton: the
 //             fastest of the configurations exported (attn_fwd-D<D>-causal<c>-<BM>-<BN>-<W>;
 //             _export_kernels.py writes 128/64/8 and 128/128/8, attention.py's best on the
 //             H200, per D and causal), num_stages 3.
 //   backward  the preprocess (Delta = rowsum(O·dO)) and the dK/dV + dQ kernel, one timed function;
-//             tile: sample 09's configuration (BLOCK_M1 32, BLOCK_N1 64, BLOCK_M2 64, BLOCK_N2 32,
+//             tile: the faster of sample 09's two forms (pointers; Q, K, V, dO through tensor
+//             descriptors), in sample 09's configuration (BLOCK_M1 32, BLOCK_N1 64, BLOCK_M2 64, BLOCK_N2 32,
 //             BLK_SLICE_FACTOR 2, 4 warps; preprocess BLOCK_M 64); Triton: the tutorial's (32, 128,
 //             128, 32, factor 2, 4 warps, 5 stages; preprocess BLOCK_M 128). Both read tile's
 //             forward's O and M and K pre-scaled by sm_scale / ln 2 (the tutorial's host code).
@@ -33,6 +35,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +79,7 @@ auto attn_fwd = make_attn_fwd<half>("attn_fwd_f16");
 auto attn_fwd_desc = make_attn_fwd_desc<half>("attn_fwd_desc_f16");
 auto bwd_preprocess = make_bwd_preprocess<half>("attn_bwd_preprocess_f16");
 auto attn_bwd = make_attn_bwd<half>("attn_bwd_f16");
+auto attn_bwd_desc = make_attn_bwd_desc<half>("attn_bwd_desc_f16");
 
 double fwd_flops(int N, int D, bool causal) { return 4.0 * Z * H * double(N) * N * D * (causal ? 0.5 : 1.0); }
 double tflops(double flops, double ms) { return flops / (ms * 1e-3) / 1e12; }
@@ -104,8 +108,16 @@ void launch_fwd(buffers& b, const tile::buffer<half>& o, const tile::buffer<floa
                                          D, sz, sh, D, H, N, "HEAD_DIM"_c = D, "BLOCK_M"_c = c.bm, "BLOCK_N"_c = c.bn,
                                          "STAGE"_c = causal ? 3 : 1, "num_warps"_c = c.warps);
 }
-void launch_bwd(buffers& b, int N, int D, bool causal) {
+/// tile's backward; `desc`: make_attn_bwd_desc's kernel (Q, K, V, dO through tensor descriptors)
+void launch_bwd(buffers& b, int N, int D, bool causal, bool desc = false) {
   bwd_preprocess[{tile::cdiv(N, kPre), Z * H}](b.o, b.d_o, b.delta, N, "BLOCK_M"_c = kPre, "HEAD_DIM"_c = D);
+  if (desc) {
+    attn_bwd_desc[{tile::cdiv(N, kBwd.n1), 1, Z * H}](
+        b.q, b.ks, b.v, 1.0f / std::sqrt(float(D)), b.d_o, b.dq, b.dk, b.dv, b.m, b.delta, Z, H, N, "BLOCK_M1"_c = kBwd.m1,
+        "BLOCK_N1"_c = kBwd.n1, "BLOCK_M2"_c = kBwd.m2, "BLOCK_N2"_c = kBwd.n2, "num_warps"_c = kBwd.warps,
+        "BLK_SLICE_FACTOR"_c = 2, "HEAD_DIM"_c = D, "CAUSAL"_c = causal);
+    return;
+  }
   attn_bwd[{tile::cdiv(N, kBwd.n1), 1, Z * H}](b.q, b.ks, b.v, 1.0f / std::sqrt(float(D)), b.d_o, b.dq, b.dk, b.dv, b.m,
                                            b.delta, H * N * D, N * D, D, H, N, "BLOCK_M1"_c = kBwd.m1, "BLOCK_N1"_c = kBwd.n1,
                                            "BLOCK_M2"_c = kBwd.m2, "BLOCK_N2"_c = kBwd.n2, "num_warps"_c = kBwd.warps, "BLK_SLICE_FACTOR"_c = 2,
@@ -123,6 +135,7 @@ int compile_only() {
     for (bool causal : {false, true}) {
       for (const auto& c : kTileFwd) launch_fwd(b, b.o, b.m, N, D, causal, c), ++kernels;
       launch_bwd(b, N, D, causal), kernels += 2;
+      launch_bwd(b, N, D, causal, true), kernels += 2;
     }
   std::printf("gpu_attention: compiled %d tile kernel launches for %s, not run (a compile-only backend)\n", kernels,
               dev.name().c_str());
@@ -393,13 +406,27 @@ void measure(bench_ctx& ctx, buffers& b, const host_inputs& in, int N, int D, bo
     }
 
     // the backward: tile's, then Triton's (its preprocess and its dK/dV + dQ kernel), each checked
-    step = "tile's backward";
-    for (const auto* t : {&b.dq, &b.dk, &b.dv}) fill_nan(dev, *t);
-    std::function<void()> tile_bwd = [&] { launch_bwd(b, N, D, causal); };
-    tile_bwd();
-    bool tile_ok = true;
-    if (const auto e = check_bwd(dev, ctx.threads, in, b, b.dq, b.dk, b.dv, N, D, causal, "tile"); !e.empty())
-      fail(step + ": " + e), tile_ok = false;
+    // tile's: both forms (pointers, tensor descriptors), each checked, the faster timed against Triton's
+    std::optional<bool> bwd_desc;
+    double bwd_ms = 0;
+    for (bool desc : {false, true}) {
+      step = std::string("tile's backward") + (desc ? " (descriptors)" : "");
+      try {
+        for (const auto* t : {&b.dq, &b.dk, &b.dv}) fill_nan(dev, *t);
+        auto run = [&] { launch_bwd(b, N, D, causal, desc); };
+        run();
+        if (const auto e = check_bwd(dev, ctx.threads, in, b, b.dq, b.dk, b.dv, N, D, causal, "tile"); !e.empty()) {
+          fail(step + ": " + e);
+          continue;
+        }
+        const double ms = bench::median_ms(run, ctx.timer.get());
+        if (!bwd_desc || ms < bwd_ms) bwd_desc = desc, bwd_ms = ms;
+      } catch (const tile::error& e) {
+        fail(step + " failed: " + e.message());
+      }
+    }
+    const bool tile_ok = bwd_desc.has_value(), use_desc = bwd_desc.value_or(false);
+    std::function<void()> tile_bwd = [&] { launch_bwd(b, N, D, causal, use_desc); };
     step = "Triton's backward";
     auto pre = find_triton("attn_bwd_preprocess-D" + std::to_string(D) + "-" + std::to_string(kTritonPre),
                            {"O", "DO", "Delta", "N_CTX"});
@@ -423,13 +450,17 @@ void measure(bench_ctx& ctx, buffers& b, const host_inputs& in, int N, int D, bo
     }
     if (tile_ok) {
       step = "timing the backward";
-      const int regs = bench::gpu::registers(tile::detail::compiled_module(
-          attn_bwd, {b.q, b.ks, b.v, sm_scale, b.d_o, b.dq, b.dk, b.dv, b.m, b.delta, sz, sh, D, H, N},
-          {tile::named("BLOCK_M1", kBwd.m1), tile::named("BLOCK_N1", kBwd.n1), tile::named("BLOCK_M2", kBwd.m2),
-           tile::named("BLOCK_N2", kBwd.n2), tile::named("num_warps", kBwd.warps), tile::named("BLK_SLICE_FACTOR", 2), tile::named("HEAD_DIM", D),
-           tile::named("CAUSAL", causal)}));
+      const std::vector<tile::named> meta = {tile::named("BLOCK_M1", kBwd.m1), tile::named("BLOCK_N1", kBwd.n1),
+                                             tile::named("BLOCK_M2", kBwd.m2), tile::named("BLOCK_N2", kBwd.n2),
+                                             tile::named("num_warps", kBwd.warps), tile::named("BLK_SLICE_FACTOR", 2),
+                                             tile::named("HEAD_DIM", D), tile::named("CAUSAL", causal)};
+      const int regs = bench::gpu::registers(
+          use_desc ? tile::detail::compiled_module(attn_bwd_desc, {b.q, b.ks, b.v, sm_scale, b.d_o, b.dq, b.dk, b.dv, b.m, b.delta, Z, H, N}, meta)
+                   : tile::detail::compiled_module(attn_bwd, {b.q, b.ks, b.v, sm_scale, b.d_o, b.dq, b.dk, b.dv, b.m, b.delta, sz, sh, D, H, N},
+                                                   meta));
       time_pair(ctx, bwd_table, N, 2.5 * fwd_flops(N, D, causal), tile_bwd, tri_ok ? &tri_bwd : nullptr,
-                "registers tile " + std::to_string(regs) + ", Triton " + std::to_string(tri_ok ? bwd->num_regs() : 0));
+                std::string(use_desc ? "tile's descriptor form; " : "tile's pointer form; ") + "registers tile " +
+                    std::to_string(regs) + ", Triton " + std::to_string(tri_ok ? bwd->num_regs() : 0));
     }
   } catch (const tile::error& e) {
     fail(step + " failed: " + e.message());

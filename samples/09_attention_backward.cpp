@@ -23,6 +23,8 @@ auto bwd_preprocess_f16 = make_bwd_preprocess<tile::half>("attn_bwd_preprocess_f
 auto bwd_preprocess_bf16 = make_bwd_preprocess<tile::bfloat16>("attn_bwd_preprocess_bf16");
 auto attn_bwd_f16 = make_attn_bwd<tile::half>("attn_bwd_f16");
 auto attn_bwd_bf16 = make_attn_bwd<tile::bfloat16>("attn_bwd_bf16");
+auto attn_bwd_desc_f16 = make_attn_bwd_desc<tile::half>("attn_bwd_desc_f16");  // (Q, K, V, dO through tensor descriptors)
+auto attn_bwd_desc_bf16 = make_attn_bwd_desc<tile::bfloat16>("attn_bwd_desc_bf16");
 
 namespace {
 
@@ -95,8 +97,9 @@ std::vector<float> widened(const std::vector<T>& t) {
   return f;
 }
 
-/// One configuration on `dev`: the largest error of dQ, dK and dV against the reference.
-template <class T, class Pre, class Bwd>
+/// One configuration on `dev`: the largest error of dQ, dK and dV against the reference. `Desc`:
+/// the kernel is make_attn_bwd_desc's.
+template <class T, bool Desc, class Pre, class Bwd>
 double run(Pre& pre, Bwd& bwd, tile::device& dev, int Z, int H, int N, int D, bool causal) {
   const std::size_t n = static_cast<std::size_t>(Z) * H * N * D;
   const auto hq = rounded<T>(sample::random_floats(n, 21)), hk = rounded<T>(sample::random_floats(n, 22)),
@@ -116,10 +119,16 @@ double run(Pre& pre, Bwd& bwd, tile::device& dev, int Z, int H, int N, int D, bo
   const int PRE_BLOCK = 64;
   pre[{tile::cdiv(N, PRE_BLOCK), Z * H}](o, d_o, delta, N, "BLOCK_M"_c = PRE_BLOCK, "HEAD_DIM"_c = D);
   const int BLOCK_M1 = 32, BLOCK_N1 = 64, BLOCK_M2 = 64, BLOCK_N2 = 32;
-  bwd[{tile::cdiv(N, BLOCK_N1), 1, Z * H}](q, k, v, static_cast<float>(scale), d_o, dq, dk, dv, m, delta, H * N * D,
-                                            N * D, D, H, N, "BLOCK_M1"_c = BLOCK_M1, "BLOCK_N1"_c = BLOCK_N1,
-                                            "BLOCK_M2"_c = BLOCK_M2, "BLOCK_N2"_c = BLOCK_N2,
-                                            "BLK_SLICE_FACTOR"_c = 2, "HEAD_DIM"_c = D, "CAUSAL"_c = causal);
+  if constexpr (Desc)
+    bwd[{tile::cdiv(N, BLOCK_N1), 1, Z * H}](q, k, v, static_cast<float>(scale), d_o, dq, dk, dv, m, delta, Z, H, N,
+                                              "BLOCK_M1"_c = BLOCK_M1, "BLOCK_N1"_c = BLOCK_N1, "BLOCK_M2"_c = BLOCK_M2,
+                                              "BLOCK_N2"_c = BLOCK_N2, "BLK_SLICE_FACTOR"_c = 2, "HEAD_DIM"_c = D,
+                                              "CAUSAL"_c = causal);
+  else
+    bwd[{tile::cdiv(N, BLOCK_N1), 1, Z * H}](q, k, v, static_cast<float>(scale), d_o, dq, dk, dv, m, delta, H * N * D,
+                                              N * D, D, H, N, "BLOCK_M1"_c = BLOCK_M1, "BLOCK_N1"_c = BLOCK_N1,
+                                              "BLOCK_M2"_c = BLOCK_M2, "BLOCK_N2"_c = BLOCK_N2,
+                                              "BLK_SLICE_FACTOR"_c = 2, "HEAD_DIM"_c = D, "CAUSAL"_c = causal);
   if (!dev.computes()) return 0;
   return std::max({sample::max_abs_error(dq.to_host(), want.dq), sample::max_abs_error(dk.to_host(), want.dk),
                    sample::max_abs_error(dv.to_host(), want.dv)});
@@ -133,8 +142,10 @@ int main() {
   double worst_f16 = 0, worst_bf16 = 0;
   for (int D : {64, 128})
     for (bool causal : {true, false}) {
-      worst_f16 = std::max(worst_f16, run<tile::half>(bwd_preprocess_f16, attn_bwd_f16, dev, Z, H, N, D, causal));
-      worst_bf16 = std::max(worst_bf16, run<tile::bfloat16>(bwd_preprocess_bf16, attn_bwd_bf16, dev, Z, H, N, D, causal));
+      worst_f16 = std::max({worst_f16, run<tile::half, false>(bwd_preprocess_f16, attn_bwd_f16, dev, Z, H, N, D, causal),
+                            run<tile::half, true>(bwd_preprocess_f16, attn_bwd_desc_f16, dev, Z, H, N, D, causal)});
+      worst_bf16 = std::max({worst_bf16, run<tile::bfloat16, false>(bwd_preprocess_bf16, attn_bwd_bf16, dev, Z, H, N, D, causal),
+                             run<tile::bfloat16, true>(bwd_preprocess_bf16, attn_bwd_desc_bf16, dev, Z, H, N, D, causal)});
     }
   // the gradients pass through P̃ and dS rounded to the input type (as the tutorial rounds them)
   int rc = sample::report("09_attention_backward (f16)", dev, worst_f16, 1e-2);

@@ -338,3 +338,145 @@ auto make_attn_bwd(const char* name) {
     tl::store(DQ + offs_m(_, newaxis) * stride_tok + offs_k(newaxis, _), tl::cast<T>(dq), m_ok);
   });
 }
+
+/// The backward through tensor descriptors: Q, K, V and dO named over all heads, [Z·H·N_CTX,
+/// HEAD_DIM], and read a block of rows at a time by row coordinates in both loops (on sm_90a the
+/// Tensor Memory Accelerator copies them; no pointer tiles are carried). Rows past N_CTX read the
+/// next head's (zeros past the last head), whose contributions the masks zero as for the pointer
+/// form's zeros: M = inf makes P̃ᵀ 0 past N, and the keys past N are masked. Arguments as
+/// make_attn_bwd's, contiguous, plus Z; grid: (cdiv(N_CTX, BLOCK_N1), 1, Z·H).
+template <class T>
+void attn_bwd_dkdv_desc(tl::tensor& dk, tl::tensor& dv, const tl::tensor_descriptor& desc_q, const tl::tensor& k,
+                        const tl::tensor& v, const tl::tensor_descriptor& desc_do, const tl::tensor& M, const tl::tensor& D,
+                        const tl::tensor& offset_y, const tl::tensor& n_ctx, int BLOCK_M1, int BLOCK_N1,
+                        const tl::tensor& start_n, const tl::tensor& start_m, const tl::tensor& num_steps, bool MASK) {
+  using tl::_;
+  using tl::newaxis;
+  auto offs_n = start_n + tl::arange(0, BLOCK_N1);
+  auto curr_m = start_m;
+  tl::for_range(0, num_steps, [&](tl::tensor) {
+    auto rows = curr_m + tl::arange(0, BLOCK_M1);  // the block's queries
+    auto q = desc_q.load({offset_y + curr_m, 0});
+    auto m = tl::load(M + rows, rows < n_ctx, tl::inf<float>());  // (past N: P̃ = 0)
+    auto qkT = tl::dot(k, tl::trans(q));
+    auto pT = tl::exp2(qkT - m(newaxis, _));
+    if (MASK) pT = tl::where(rows(newaxis, _) >= offs_n(_, newaxis), pT, 0.0f);
+    auto d_o = desc_do.load({offset_y + curr_m, 0});
+    dv = tl::dot(tl::cast<T>(pT), d_o, dv);
+    auto Di = tl::load(D + rows, rows < n_ctx, 0.0f);
+    auto dpT = tl::dot(v, tl::trans(d_o));
+    auto dsT = tl::cast<T>(pT * (dpT - Di(newaxis, _)));
+    dk = tl::dot(dsT, q, dk);
+    curr_m = curr_m + BLOCK_M1;
+  });
+}
+
+template <class T>
+void attn_bwd_dq_desc(tl::tensor& dq, const tl::tensor& q, const tl::tensor_descriptor& desc_k,
+                      const tl::tensor_descriptor& desc_v, const tl::tensor& d_o, const tl::tensor& m, const tl::tensor& Di,
+                      const tl::tensor& offset_y, const tl::tensor& n_ctx, int BLOCK_M2, int BLOCK_N2,
+                      const tl::tensor& start_m, const tl::tensor& start_n, const tl::tensor& num_steps, bool MASK) {
+  using tl::_;
+  using tl::newaxis;
+  auto offs_m = start_m + tl::arange(0, BLOCK_M2);
+  auto curr_n = start_n;
+  tl::for_range(0, num_steps, [&](tl::tensor) {
+    auto cols = curr_n + tl::arange(0, BLOCK_N2);  // the block's keys
+    auto k = desc_k.load({offset_y + curr_n, 0});
+    auto v = desc_v.load({offset_y + curr_n, 0});
+    auto qk = tl::dot(q, tl::trans(k));
+    auto p = tl::exp2(qk - m);
+    auto keep = cols(newaxis, _) < n_ctx;  // (keys past N)
+    if (MASK) keep = keep & (offs_m(_, newaxis) >= cols(newaxis, _));
+    p = tl::where(keep, p, 0.0f);
+    auto dp = tl::dot(d_o, tl::trans(v));
+    auto ds = tl::cast<T>(p * (dp - Di(_, newaxis)));
+    dq = tl::dot(ds, k, dq);
+    curr_n = curr_n + BLOCK_N2;
+  });
+}
+
+template <class T>
+auto make_attn_bwd_desc(const char* name) {
+  return tile::kernel(name, [](tl::ptr<T> Q, tl::ptr<T> K, tl::ptr<T> V, tl::f32 sm_scale, tl::ptr<T> DO,
+                               tl::ptr<T> DQ, tl::ptr<T> DK, tl::ptr<T> DV, tl::ptr<float> M, tl::ptr<float> D, tl::i32 Z,
+                               tl::i32 H, tl::i32 N_CTX, tl::constexpr_<"BLOCK_M1"> BLOCK_M1,
+                               tl::constexpr_<"BLOCK_N1"> BLOCK_N1, tl::constexpr_<"BLOCK_M2"> BLOCK_M2,
+                               tl::constexpr_<"BLOCK_N2"> BLOCK_N2, tl::constexpr_<"BLK_SLICE_FACTOR"> BLK_SLICE_FACTOR,
+                               tl::constexpr_<"HEAD_DIM"> HEAD_DIM, tl::constexpr_<"CAUSAL", bool> CAUSAL) {
+    using tl::_;
+    using tl::newaxis;
+    const float LN2 = 0.6931471824645996f;
+    auto bhid = tl::program_id(2);
+    auto pid = tl::program_id(0);
+    auto y_dim = Z * H * N_CTX;
+    auto desc_q = tl::make_tensor_descriptor(Q, {y_dim, HEAD_DIM}, {HEAD_DIM, 1}, {BLOCK_M1, HEAD_DIM});
+    auto desc_do = tl::make_tensor_descriptor(DO, {y_dim, HEAD_DIM}, {HEAD_DIM, 1}, {BLOCK_M1, HEAD_DIM});
+    auto desc_k = tl::make_tensor_descriptor(K, {y_dim, HEAD_DIM}, {HEAD_DIM, 1}, {BLOCK_N2, HEAD_DIM});
+    auto desc_v = tl::make_tensor_descriptor(V, {y_dim, HEAD_DIM}, {HEAD_DIM, 1}, {BLOCK_N2, HEAD_DIM});
+    // the causal diagonal's slices: blocks of BLOCK / BLK_SLICE_FACTOR rows
+    const int MASK_BLOCK_M1 = BLOCK_M1 / BLK_SLICE_FACTOR, MASK_BLOCK_N2 = BLOCK_N2 / BLK_SLICE_FACTOR;
+    auto desc_q_mask = tl::make_tensor_descriptor(Q, {y_dim, HEAD_DIM}, {HEAD_DIM, 1}, {MASK_BLOCK_M1, HEAD_DIM});
+    auto desc_do_mask = tl::make_tensor_descriptor(DO, {y_dim, HEAD_DIM}, {HEAD_DIM, 1}, {MASK_BLOCK_M1, HEAD_DIM});
+    auto desc_k_mask = tl::make_tensor_descriptor(K, {y_dim, HEAD_DIM}, {HEAD_DIM, 1}, {MASK_BLOCK_N2, HEAD_DIM});
+    auto desc_v_mask = tl::make_tensor_descriptor(V, {y_dim, HEAD_DIM}, {HEAD_DIM, 1}, {MASK_BLOCK_N2, HEAD_DIM});
+    auto offset_y = bhid * N_CTX;  // (this head's first row)
+    auto adj = offset_y * HEAD_DIM;
+    Q += adj;
+    K += adj;
+    V += adj;
+    DO += adj;
+    DQ += adj;
+    DK += adj;
+    DV += adj;
+    M += offset_y;
+    D += offset_y;
+    auto offs_k = tl::arange(0, HEAD_DIM);
+
+    // dK and dV of the key block pid
+    auto start_n = pid * BLOCK_N1;
+    auto offs_n = start_n + tl::arange(0, BLOCK_N1);
+    auto n_ok = offs_n(_, newaxis) < N_CTX;
+    auto dv = tl::zeros<float>({BLOCK_N1, HEAD_DIM});
+    auto dk = tl::zeros<float>({BLOCK_N1, HEAD_DIM});
+    auto k = tl::load(K + offs_n(_, newaxis) * HEAD_DIM + offs_k(newaxis, _), n_ok, 0.0f);
+    auto v = tl::load(V + offs_n(_, newaxis) * HEAD_DIM + offs_k(newaxis, _), n_ok, 0.0f);
+    tl::tensor start_m = start_n;
+    if (CAUSAL) {
+      const int steps = BLOCK_N1 / MASK_BLOCK_M1;
+      attn_bwd_dkdv_desc<T>(dk, dv, desc_q_mask, k, v, desc_do_mask, M, D, offset_y, N_CTX, MASK_BLOCK_M1, BLOCK_N1, start_n,
+                            start_m, tl::full<int>({}, steps), true);
+      start_m = start_m + steps * MASK_BLOCK_M1;
+    } else {
+      start_m = tl::full<int>({}, 0);
+    }
+    auto num_steps = tl::cdiv(tl::maximum(N_CTX - start_m, 0), BLOCK_M1);
+    attn_bwd_dkdv_desc<T>(dk, dv, desc_q, k, v, desc_do, M, D, offset_y, N_CTX, BLOCK_M1, BLOCK_N1, start_n, start_m,
+                          num_steps, false);
+    tl::store(DV + offs_n(_, newaxis) * HEAD_DIM + offs_k(newaxis, _), tl::cast<T>(dv), n_ok);
+    dk = dk * sm_scale;
+    tl::store(DK + offs_n(_, newaxis) * HEAD_DIM + offs_k(newaxis, _), tl::cast<T>(dk), n_ok);
+
+    // dQ of the query block pid
+    auto start_m2 = pid * BLOCK_M2;
+    auto offs_m = start_m2 + tl::arange(0, BLOCK_M2);
+    auto m_ok = offs_m(_, newaxis) < N_CTX;
+    auto q = tl::load(Q + offs_m(_, newaxis) * HEAD_DIM + offs_k(newaxis, _), m_ok, 0.0f);
+    auto dq = tl::zeros<float>({BLOCK_M2, HEAD_DIM});
+    auto d_o = tl::load(DO + offs_m(_, newaxis) * HEAD_DIM + offs_k(newaxis, _), m_ok, 0.0f);
+    auto m = tl::load(M + offs_m, offs_m < N_CTX, tl::inf<float>())(_, newaxis);
+    auto Di = tl::load(D + offs_m, offs_m < N_CTX, 0.0f);
+    if (CAUSAL) {
+      const int steps = BLOCK_M2 / MASK_BLOCK_N2;
+      attn_bwd_dq_desc<T>(dq, q, desc_k_mask, desc_v_mask, d_o, m, Di, offset_y, N_CTX, BLOCK_M2, MASK_BLOCK_N2, start_m2,
+                          start_m2, tl::full<int>({}, steps), true);
+      attn_bwd_dq_desc<T>(dq, q, desc_k, desc_v, d_o, m, Di, offset_y, N_CTX, BLOCK_M2, BLOCK_N2, start_m2,
+                          tl::full<int>({}, 0), start_m2 / BLOCK_N2, false);
+    } else {
+      attn_bwd_dq_desc<T>(dq, q, desc_k, desc_v, d_o, m, Di, offset_y, N_CTX, BLOCK_M2, BLOCK_N2, start_m2,
+                          tl::full<int>({}, 0), tl::cdiv(N_CTX, BLOCK_N2), false);
+    }
+    dq = dq * LN2;
+    tl::store(DQ + offs_m(_, newaxis) * HEAD_DIM + offs_k(newaxis, _), tl::cast<T>(dq), m_ok);
+  });
+}

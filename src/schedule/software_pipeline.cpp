@@ -401,24 +401,29 @@ std::optional<LaunchValue> launch_value(const ir::Function& f, const ir::Value* 
 }
 
 namespace {
-/// The dot that reads `l`'s tile: its only user, or the only user of its transpose (its only user).
-const ir::Op* reading_dot(const ir::Function& f, const ir::Op& l) {
-  std::vector<const ir::Op*> users;
-  const ir::Value* v = l.result();
-  for (int depth = 0; depth < 2; ++depth) {
-    users.clear();
-    ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
-      for (const ir::Value* x : o.operands)
-        if (x == v) users.push_back(&o);
-    });
-    if (users.size() != 1) return nullptr;
-    const ir::Op* u = users[0];
-    if (u->kind == OpKind::dot) return u->parent == l.parent && u->operand(2) != v ? u : nullptr;
-    if (depth > 0 || u->kind != OpKind::permute || u->attrs.ints != std::vector<std::int64_t>{1, 0} || u->parent != l.parent)
-      return nullptr;
-    v = u->result();
+/// The dots that read `l`'s tile, each as it is or through a transpose (tl::trans) that only it
+/// reads, all in `l`'s block and none as its accumulator; empty where anything else reads it.
+std::vector<const ir::Op*> reading_dots(const ir::Function& f, const ir::Op& l) {
+  std::unordered_map<const ir::Value*, std::vector<const ir::Op*>> users;
+  ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
+    for (const ir::Value* x : o.operands) users[x].push_back(&o);
+  });
+  std::vector<const ir::Op*> dots;
+  auto dot_of = [&](const ir::Op* u, const ir::Value* v) {
+    return u->kind == OpKind::dot && u->parent == l.parent && u->operand(2) != v && u->operand(0) != u->operand(1);
+  };
+  for (const ir::Op* u : users[l.result()]) {
+    if (dot_of(u, l.result())) {
+      dots.push_back(u);
+      continue;
+    }
+    const auto& tu = users[u->result()];
+    if (u->kind != OpKind::permute || u->attrs.ints != std::vector<std::int64_t>{1, 0} || u->parent != l.parent ||
+        tu.size() != 1 || !dot_of(tu[0], u->result()))
+      return {};
+    dots.push_back(tu[0]);
   }
-  return nullptr;
+  return dots;
 }
 
 /// tensor_copy_candidate's conditions on one operand (and the dot's shape); `other_load`: the
@@ -433,15 +438,24 @@ bool tensor_copy_operand(const ir::Function& f, const ir::Op& l, int num_warps, 
   if (!body || !body->parent || body->parent->kind != OpKind::for_) return false;
   // read by a warpgroup-eligible dot of the same body, as it is or transposed; the dot's other
   // operand another descriptor load of that body or no load of it
-  const ir::Op* dot = reading_dot(f, l);
-  if (!dot || mma.choose(*dot, num_warps, 32).engine != layout::mma_engine::warpgroup) return false;
+  // read by warpgroup-eligible dots of the same body, each as it is or transposed; each dot's
+  // other operand another descriptor load of that body or no load of it
+  const std::vector<const ir::Op*> dots = reading_dots(f, l);
+  if (dots.empty()) return false;
   *other_load = nullptr;
-  for (unsigned k = 0; k < 2; ++k) {
-    const ir::Op* d = dot->operand(k)->def;
-    if (d && d->kind == OpKind::permute) d = d->operand(0)->def;
-    if (!d || d == &l || d->parent != body) continue;
-    if (d->kind == OpKind::desc_load) *other_load = d;
-    else if (d->kind == OpKind::load) return false;
+  for (const ir::Op* dot : dots) {
+    if (mma.choose(*dot, num_warps, 32).engine != layout::mma_engine::warpgroup) return false;
+    for (unsigned k = 0; k < 2; ++k) {
+      const ir::Op* d = dot->operand(k)->def;
+      if (d && d->kind == OpKind::permute) d = d->operand(0)->def;
+      if (!d || d == &l || d->parent != body) continue;
+      if (d->kind == OpKind::desc_load) {
+        if (*other_load && *other_load != d) return false;  // (one partner: the pair is copied, or neither)
+        *other_load = d;
+      } else if (d->kind == OpKind::load) {
+        return false;
+      }
+    }
   }
   // what the launch encodes: the base (an argument), extents and strides (launch values)
   auto info = [&](unsigned arg) -> const ir::ArgInfo* { return arg < f.arg_info.size() ? &f.arg_info[arg] : nullptr; };

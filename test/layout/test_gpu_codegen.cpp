@@ -1010,6 +1010,29 @@ TEST_CASE("attention through tensor descriptors on sm_90a: K (read through tl::t
   CHECK(count(ptx, "ld.local") + count(ptx, "st.local") == 0);
 }
 
+TEST_CASE("attention backward through tensor descriptors on sm_90a: a block two dots read, one transposed, is one TMA ring") {
+  // dK/dV's loop reads each block of Q twice (K Qᵀ, and dSᵀ Q) and of dO twice (P̃ᵀ dO, V dOᵀ); dQ's
+  // reads K and V blocks (Q Kᵀ, dO Vᵀ, dS K): each block one ring, filled by tensor copies
+  auto bwd = make_attn_bwd_desc<tile::half>("attn_bwd_desc_test");
+  setenv("TILE_TARGET", "sm_90a", 1);
+  dump_dir d;
+  auto dev = tile::device::get("null");
+  const int Z = 1, H = 2, N = 512, D = 64;
+  auto t = [&] { return dev.alloc<tile::half>(Z * H * N * D); };
+  auto q = t(), k = t(), v = t(), d_o = t(), dq = t(), dk = t(), dv = t();
+  auto m = dev.alloc<float>(Z * H * N), delta = dev.alloc<float>(Z * H * N);
+  bwd[{N / 64, 1, Z * H}](q, k, v, 0.125f, d_o, dq, dk, dv, m, delta, Z, H, N, "BLOCK_M1"_c = 32, "BLOCK_N1"_c = 64,
+                          "BLOCK_M2"_c = 64, "BLOCK_N2"_c = 32, "BLK_SLICE_FACTOR"_c = 2, "HEAD_DIM"_c = D, "CAUSAL"_c = false);
+  unsetenv("TILE_TARGET");
+  const std::string ptx = d.read("attn_bwd_desc_test", "ptx");
+  const std::string plan = d.read("attn_bwd_desc_test", "layouts");
+  INFO(plan);
+  CHECK(count(plan, "2 loads copied 3 iterations ahead (tensor copies: boxes of 32x64") == 2);
+  CHECK(count(ptx, "cp.async.bulk.tensor.2d") == 2 * 2 * 4);  // two loops: two blocks, 3 prologue iterations and the loop's
+  CHECK(count(ptx, "cp.async.cg") + count(ptx, "cp.async.ca") == 0);
+  CHECK(count(ptx, "ld.local") + count(ptx, "st.local") == 0);
+}
+
 TEST_CASE("the matmul bench's K loops on sm_90a: ptxas serializes none of their asynchronous dots" * needs_ptxas) {
   // (a path that skips a loop whose dots are left in flight must not meet the loop's exit before
   // their wait: TILE_PTXAS_CHECK fails on ptxas's C7515)
