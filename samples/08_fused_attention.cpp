@@ -6,7 +6,9 @@
 // the diagonal block with its mask. Each program also writes M = m + log2(l), the row's
 // log-sum-exp in base 2 that the backward pass (sample 09) reads.
 // The tutorial assumes N is a multiple of the blocks; here the loads, the scores and the stores
-// are masked at N, so any N works (the check below uses one that is not).
+// are masked at N, so any N works (the check below uses one that is not). The same forward
+// through tensor descriptors (Triton 3.6's form, make_attn_fwd_desc: K and V named over all
+// heads) is checked beside it; on sm_90a its K and V blocks are Tensor Memory Accelerator copies.
 #include <cmath>
 
 // the kernels (make_attn_fwd, attn_fwd_inner): attention_kernels.hpp, which bench/gpu_attention times too

@@ -10,6 +10,8 @@
 // rest without it. Loads are masked at N (queries past N get M = +inf, so P̃ = 0 there; keys past
 // N are masked in the scores), so any N works: the check below uses one that is not a multiple
 // of the blocks. O and M come from a float64 reference here, so the backward is checked alone.
+// The same kernel with Q, K, V and dO read through tensor descriptors (make_attn_bwd_desc) is
+// checked beside it; on sm_90a its loops' blocks are Tensor Memory Accelerator copies.
 #include <cmath>
 
 // the kernels (make_bwd_preprocess, make_attn_bwd): attention_kernels.hpp, which bench/gpu_attention times too
