@@ -319,48 +319,36 @@ def main():
                 flops = 4.0 * Z * H * N * N * D * (0.5 if causal else 1.0)
                 scale = D ** -0.5
                 ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
-                best, chosen = 0.0, None
-                for bm, bn, w in CONFIGS:
-                    def run():
-                        return attn_fwd[(triton.cdiv(N, bm), Z * H)](q, k, v, scale, m, o, q.stride(0), q.stride(1), q.stride(2),
-                                                              H, N, HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn,
-                                                              STAGE=3 if causal else 1, num_warps=w, num_stages=3)
-                    try:
-                        ck = run()
-                    except Exception as e:  # (a config that does not fit the shared memory)
-                        print(f"  D={D} causal={causal} N={N} config {bm},{bn},{w}: {type(e).__name__}")
-                        continue
-                    err = (o - ref).abs().max().item()
-                    if err > 1e-2:
-                        sys.exit(f"triton attention D={D} causal={causal} N={N}: max error {err:.3g}")
-                    t = flops / (_common.median_ms(run) * 1e-3) / 1e12
-                    if t > best:
-                        best, chosen = t, f"{bm}/{bn}/{w}, {ck.n_regs} registers, {ck.n_spills} spills"
-                cols["triton"].append(best)
-                # the tensor-descriptor form (Triton 3.6's tutorial on Hopper)
-                best_tma, chosen_tma = 0.0, None
                 y = Z * H * N
-                for bm, bn, w in CONFIGS:
+
+                def launcher(form, bm, bn, w):  # one launch of a form's kernel in a configuration
+                    grid = (triton.cdiv(N, bm), Z * H)
+                    meta = dict(HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn, STAGE=3 if causal else 1, num_warps=w, num_stages=3)
+                    if form == "triton":
+                        return lambda: attn_fwd[grid](q, k, v, scale, m, o, q.stride(0), q.stride(1), q.stride(2), H, N, **meta)
+                    # the tensor-descriptor form (Triton 3.6's tutorial on Hopper)
                     descs = [TensorDescriptor(t.view(y, D), shape=[y, D], strides=[D, 1], block_shape=[blk, D])
                              for t, blk in ((q, bm), (k, bn), (v, bn), (o, bm))]
+                    return lambda: attn_fwd_desc[grid](scale, m, Z, H, *descs, N, **meta)
 
-                    def run_tma():
-                        return attn_fwd_desc[(triton.cdiv(N, bm), Z * H)](scale, m, Z, H, *descs, N, HEAD_DIM=D, BLOCK_M=bm,
-                                                                        BLOCK_N=bn, STAGE=3 if causal else 1,
-                                                                        num_warps=w, num_stages=3)
-                    try:
-                        o.zero_()
-                        ck = run_tma()
-                    except Exception as e:
-                        print(f"  D={D} causal={causal} N={N} tma config {bm},{bn},{w}: {type(e).__name__}")
-                        continue
-                    err = (o - ref).abs().max().item()
-                    if err > 1e-2:
-                        sys.exit(f"triton attention (descriptors) D={D} causal={causal} N={N}: max error {err:.3g}")
-                    t = flops / (_common.median_ms(run_tma) * 1e-3) / 1e12
-                    if t > best_tma:
-                        best_tma, chosen_tma = t, f"{bm}/{bn}/{w}, {ck.n_regs} registers, {ck.n_spills} spills"
-                cols["triton tma"].append(best_tma)
+                chosen = {}
+                for form in ("triton", "triton tma"):
+                    best, chosen[form] = 0.0, None
+                    for bm, bn, w in CONFIGS:
+                        run = launcher(form, bm, bn, w)
+                        try:
+                            o.zero_()
+                            ck = run()
+                        except Exception as e:  # (a config that does not fit the shared memory)
+                            print(f"  D={D} causal={causal} N={N} {form} config {bm},{bn},{w}: {type(e).__name__}")
+                            continue
+                        err = (o - ref).abs().max().item()
+                        if err > 1e-2:
+                            sys.exit(f"{form} attention D={D} causal={causal} N={N}: max error {err:.3g}")
+                        t = flops / (_common.median_ms(run) * 1e-3) / 1e12
+                        if t > best:
+                            best, chosen[form] = t, f"{bm}/{bn}/{w}, {ck.n_regs} registers, {ck.n_spills} spills"
+                    cols[form].append(best)
                 for name, backend in (("sdpa flash", SDPBackend.FLASH_ATTENTION), ("sdpa cudnn", SDPBackend.CUDNN_ATTENTION)):
                     try:
                         with sdpa_kernel(backend):
@@ -371,8 +359,8 @@ def main():
                         print(f"  {name} D={D} causal={causal} N={N}: {type(e).__name__}: {e}")
                         cols[name].append(float("nan"))
                 rows.append(f"D={D} {'causal' if causal else 'full'} N={N}")
-                print(f"  D={D:3d} causal={int(causal)} N={N:5d}: triton {best:6.1f} ({chosen}), triton tma {best_tma:6.1f} "
-                      f"({chosen_tma}), "
+                print(f"  D={D:3d} causal={int(causal)} N={N:5d}: triton {cols['triton'][-1]:6.1f} ({chosen['triton']}), "
+                      f"triton tma {cols['triton tma'][-1]:6.1f} ({chosen['triton tma']}), "
                       f"sdpa flash {cols['sdpa flash'][-1]:6.1f}, sdpa cudnn {cols['sdpa cudnn'][-1]:6.1f} TFLOP/s")
     _common.report("triton-attention", "case", list(range(len(rows))), cols, [("triton", "sdpa cudnn")], out_dir)
     for i, r in enumerate(rows):
