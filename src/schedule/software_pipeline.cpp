@@ -97,9 +97,28 @@ struct Planner {
   int num_stages;
   std::uint64_t smem_limit;
   const CopyTarget& copies;
-  /// What every staging buffer (local_alloc) of the kernel takes: the rings get what they leave
-  /// (counted as if all lived at once; the loads a loop pipelines give theirs back to it).
-  std::uint64_t staging_bytes;
+  const ir::Function& f;
+
+  /// What the staging buffers (local_alloc) that may be live while `loop` runs take: every one
+  /// but those inside the body of another loop that does not hold `loop` (made and used up in
+  /// that loop's iterations; shared memory is placed by liveness, schedule/allocate_shared.cpp),
+  /// counted as if all lived at once. The rings get what they leave (the loads a loop pipelines
+  /// give theirs back to it).
+  std::uint64_t staging_bytes(const ir::Op& loop) const {
+    auto holds = [](const ir::Op* outer, const ir::Op* inner) {
+      for (const ir::Op* o = inner; o; o = o->parent ? o->parent->parent : nullptr)
+        if (o == outer) return true;
+      return false;
+    };
+    std::uint64_t bytes = 0;
+    ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
+      if (o.kind != OpKind::local_alloc) return;
+      for (const ir::Op* p = o.parent ? o.parent->parent : nullptr; p; p = p->parent ? p->parent->parent : nullptr)
+        if (p->kind == OpKind::for_ && !holds(p, &loop)) return;  // (dead while `loop` runs)
+      bytes += shared_bytes(o.result()->type);
+    });
+    return bytes;
+  }
 
   /// Elements per copy for `load` (runs along the stored rows: the tile's last axis, or its
   /// first for a transposed buffer; at most the target's largest copy, at least its smallest);
@@ -331,7 +350,7 @@ struct Planner {
       }
     }
     pl.async_mma = !pl.in_flight.empty();
-    std::uint64_t others = staging_bytes;
+    std::uint64_t others = staging_bytes(op);
     for (const auto& l : pl.loads) {
       others -= shared_bytes(l.staged->result()->type);
       for (const ir::Op* x : l.also_staged) others -= shared_bytes(x->result()->type);
@@ -368,11 +387,7 @@ PipelinePlan plan_pipelines(const ir::Function& f, const analysis::AxisAnalysis&
   ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) { any_mma |= layout::engine_of(o) != layout::mma_engine::none; });
   if (num_stages < 2 || !any_mma) return p;
   const Users users = users_of(f);
-  std::uint64_t staging = 0;
-  ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
-    if (o.kind == OpKind::local_alloc) staging += shared_bytes(o.result()->type);
-  });
-  Planner pl{axis, users, num_stages, smem_limit, copies, staging};
+  Planner pl{axis, users, num_stages, smem_limit, copies, f};
   ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
     if (o.kind != OpKind::for_) return;
     if (auto l = pl.loop(o)) {
@@ -417,10 +432,9 @@ std::vector<const ir::Op*> reading_dots(const ir::Function& f, const ir::Op& l) 
       dots.push_back(u);
       continue;
     }
+    if (u->kind != OpKind::permute || u->attrs.ints != std::vector<std::int64_t>{1, 0} || u->parent != l.parent) return {};
     const auto& tu = users[u->result()];
-    if (u->kind != OpKind::permute || u->attrs.ints != std::vector<std::int64_t>{1, 0} || u->parent != l.parent ||
-        tu.size() != 1 || !dot_of(tu[0], u->result()))
-      return {};
+    if (tu.size() != 1 || !dot_of(tu[0], u->result())) return {};
     dots.push_back(tu[0]);
   }
   return dots;
@@ -436,8 +450,6 @@ bool tensor_copy_operand(const ir::Function& f, const ir::Op& l, int num_warps, 
   if (t.elem != dtype::f16 && t.elem != dtype::bf16) return false;
   const ir::Block* body = l.parent;
   if (!body || !body->parent || body->parent->kind != OpKind::for_) return false;
-  // read by a warpgroup-eligible dot of the same body, as it is or transposed; the dot's other
-  // operand another descriptor load of that body or no load of it
   // read by warpgroup-eligible dots of the same body, each as it is or transposed; each dot's
   // other operand another descriptor load of that body or no load of it
   const std::vector<const ir::Op*> dots = reading_dots(f, l);

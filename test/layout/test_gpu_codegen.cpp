@@ -891,6 +891,25 @@ TEST_CASE("a TMA ring reading what the kernel wrote before it: fence.proxy.async
   unsetenv("TILE_TARGET");
 }
 
+namespace {
+// a descriptor matmul that also stores the A block it multiplies
+auto mm_desc_copy = tile::kernel("mm_desc_copy", [](tl::ptr<tile::half> a, tl::ptr<tile::half> b, tl::ptr<float> c,
+                                                    tl::ptr<tile::half> a_copy, tl::i32 K) {
+  using tl::_;
+  using tl::newaxis;
+  auto ad = tl::make_tensor_descriptor(a, {64, K}, {K, 1}, {64, 64});
+  auto bd = tl::make_tensor_descriptor(b, {K, 64}, {64, 1}, {64, 64});
+  auto r = tl::arange(0, 64);
+  auto acc = tl::zeros<float>({64, 64});
+  tl::for_range(0, tl::cdiv(K, 64), [&](tl::tensor k) {
+    auto at = ad.load({0, k * 64});
+    acc = tl::dot(at, bd.load({k * 64, 0}), acc);
+    tl::store(a_copy + k * 4096 + r(_, newaxis) * 64 + r(newaxis, _), at);
+  });
+  tl::store(c + r(_, newaxis) * 64 + r(newaxis, _), acc);
+});
+}  // namespace
+
 TEST_CASE("tensor descriptors in a loop that cannot be pipelined: masked loads, no TMA, no mbarrier") {
   setenv("TILE_TARGET", "sm_90a", 1);
   dump_dir d;
@@ -904,6 +923,12 @@ TEST_CASE("tensor descriptors in a loop that cannot be pipelined: masked loads, 
   CHECK(count(ptx, "mbarrier") == 0);
   CHECK(count(ptx, "wgmma.mma_async") > 0);
   CHECK(count(ptx, ".b8 tile_mm_desc_store_param_5[128]") == 0);  // no hidden tensor-map parameter
+  // a block the loop both multiplies and stores: not a tensor copy's (one of its readers is no dot)
+  auto a_copy = dev.alloc<tile::half>(64 * 256);
+  mm_desc_copy[{1}](a, b, c, a_copy, 256, "num_warps"_c = 4, "num_stages"_c = 3);
+  const std::string copy_ptx = d.read("mm_desc_copy", "ptx");
+  CHECK(count(copy_ptx, "cp.async.bulk") == 0);
+  CHECK(count(copy_ptx, "wgmma.mma_async") > 0);
   unsetenv("TILE_TARGET");
 }
 
@@ -1031,6 +1056,28 @@ TEST_CASE("attention backward through tensor descriptors on sm_90a: a block two 
   CHECK(count(ptx, "cp.async.bulk.tensor.2d") == 2 * 2 * 4);  // two loops: two blocks, 3 prologue iterations and the loop's
   CHECK(count(ptx, "cp.async.cg") + count(ptx, "cp.async.ca") == 0);
   CHECK(count(ptx, "ld.local") + count(ptx, "st.local") == 0);
+}
+
+TEST_CASE("four TMA loops in sequence: the rings' shared memory counts no staging buffer of another loop") {
+  // the causal backward at D = 128 has four loops (the diagonal's slices, then the rest, for dK/dV
+  // and for dQ), each staging its blocks inside its body: counted all at once they left no room
+  // for a ring, so no loop kept its descriptor loads for the TMA
+  auto bwd = make_attn_bwd_desc<tile::half>("attn_bwd_desc_causal_test");
+  setenv("TILE_TARGET", "sm_90a", 1);
+  dump_dir d;
+  auto dev = tile::device::get("null");
+  const int Z = 1, H = 2, N = 512, D = 128;
+  auto t = [&] { return dev.alloc<tile::half>(Z * H * N * D); };
+  auto q = t(), k = t(), v = t(), d_o = t(), dq = t(), dk = t(), dv = t();
+  auto m = dev.alloc<float>(Z * H * N), delta = dev.alloc<float>(Z * H * N);
+  bwd[{N / 64, 1, Z * H}](q, k, v, 0.125f, d_o, dq, dk, dv, m, delta, Z, H, N, "BLOCK_M1"_c = 32, "BLOCK_N1"_c = 64,
+                          "BLOCK_M2"_c = 64, "BLOCK_N2"_c = 32, "BLK_SLICE_FACTOR"_c = 2, "HEAD_DIM"_c = D, "CAUSAL"_c = true);
+  unsetenv("TILE_TARGET");
+  const std::string plan = d.read("attn_bwd_desc_causal_test", "layouts");
+  INFO(plan);
+  CHECK(count(plan, "(tensor copies: boxes of 16x64") == 2);  // (the diagonal's slices of 16 rows)
+  CHECK(count(plan, "(tensor copies: boxes of 32x64") == 2);
+  CHECK(count(d.read("attn_bwd_desc_causal_test", "ptx"), "cp.async.cg") == 0);
 }
 
 TEST_CASE("the matmul bench's K loops on sm_90a: ptxas serializes none of their asynchronous dots" * needs_ptxas) {
