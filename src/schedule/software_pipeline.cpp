@@ -419,10 +419,7 @@ namespace {
 /// The dots that read `l`'s tile, each as it is or through a transpose (tl::trans) that only it
 /// reads, all in `l`'s block and none as its accumulator; empty where anything else reads it.
 std::vector<const ir::Op*> reading_dots(const ir::Function& f, const ir::Op& l) {
-  std::unordered_map<const ir::Value*, std::vector<const ir::Op*>> users;
-  ir::walk(const_cast<ir::Block&>(f.body), [&](const ir::Op& o) {
-    for (const ir::Value* x : o.operands) users[x].push_back(&o);
-  });
+  Users users = users_of(f);
   std::vector<const ir::Op*> dots;
   auto dot_of = [&](const ir::Op* u, const ir::Value* v) {
     return u->kind == OpKind::dot && u->parent == l.parent && u->operand(2) != v && u->operand(0) != u->operand(1);

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "tile/tile.hpp"
 #include "../../bench/kernels.hpp"
@@ -1035,22 +1036,29 @@ TEST_CASE("attention through tensor descriptors on sm_90a: K (read through tl::t
   CHECK(count(ptx, "ld.local") + count(ptx, "st.local") == 0);
 }
 
-TEST_CASE("attention backward through tensor descriptors on sm_90a: a block two dots read, one transposed, is one TMA ring") {
-  // dK/dV's loop reads each block of Q twice (K Qᵀ, and dSᵀ Q) and of dO twice (P̃ᵀ dO, V dOᵀ); dQ's
-  // reads K and V blocks (Q Kᵀ, dO Vᵀ, dS K): each block one ring, filled by tensor copies
-  auto bwd = make_attn_bwd_desc<tile::half>("attn_bwd_desc_test");
+namespace {
+/// make_attn_bwd_desc's kernel `name` at HEAD_DIM `D` compiled for sm_90a (null device; sample 09's
+/// blocks 32/64/64/32, N = 512): its dump's plan ("layouts") and PTX.
+std::pair<std::string, std::string> bwd_desc_sm90a(const char* name, int D, bool causal) {
+  auto bwd = make_attn_bwd_desc<tile::half>(name);
   setenv("TILE_TARGET", "sm_90a", 1);
   dump_dir d;
   auto dev = tile::device::get("null");
-  const int Z = 1, H = 2, N = 512, D = 64;
+  const int Z = 1, H = 2, N = 512;
   auto t = [&] { return dev.alloc<tile::half>(Z * H * N * D); };
   auto q = t(), k = t(), v = t(), d_o = t(), dq = t(), dk = t(), dv = t();
   auto m = dev.alloc<float>(Z * H * N), delta = dev.alloc<float>(Z * H * N);
   bwd[{N / 64, 1, Z * H}](q, k, v, 0.125f, d_o, dq, dk, dv, m, delta, Z, H, N, "BLOCK_M1"_c = 32, "BLOCK_N1"_c = 64,
-                          "BLOCK_M2"_c = 64, "BLOCK_N2"_c = 32, "BLK_SLICE_FACTOR"_c = 2, "HEAD_DIM"_c = D, "CAUSAL"_c = false);
+                          "BLOCK_M2"_c = 64, "BLOCK_N2"_c = 32, "BLK_SLICE_FACTOR"_c = 2, "HEAD_DIM"_c = D, "CAUSAL"_c = causal);
   unsetenv("TILE_TARGET");
-  const std::string ptx = d.read("attn_bwd_desc_test", "ptx");
-  const std::string plan = d.read("attn_bwd_desc_test", "layouts");
+  return {d.read(name, "layouts"), d.read(name, "ptx")};
+}
+}  // namespace
+
+TEST_CASE("attention backward through tensor descriptors on sm_90a: a block two dots read, one transposed, is one TMA ring") {
+  // dK/dV's loop reads each block of Q twice (K Qᵀ, and dSᵀ Q) and of dO twice (P̃ᵀ dO, V dOᵀ); dQ's
+  // reads K and V blocks (Q Kᵀ, dO Vᵀ, dS K): each block one ring, filled by tensor copies
+  const auto [plan, ptx] = bwd_desc_sm90a("attn_bwd_desc_test", 64, false);
   INFO(plan);
   CHECK(count(plan, "2 loads copied 3 iterations ahead (tensor copies: boxes of 32x64") == 2);
   CHECK(count(ptx, "cp.async.bulk.tensor.2d") == 2 * 2 * 4);  // two loops: two blocks, 3 prologue iterations and the loop's
@@ -1062,22 +1070,11 @@ TEST_CASE("four TMA loops in sequence: the rings' shared memory counts no stagin
   // the causal backward at D = 128 has four loops (the diagonal's slices, then the rest, for dK/dV
   // and for dQ), each staging its blocks inside its body: counted all at once they left no room
   // for a ring, so no loop kept its descriptor loads for the TMA
-  auto bwd = make_attn_bwd_desc<tile::half>("attn_bwd_desc_causal_test");
-  setenv("TILE_TARGET", "sm_90a", 1);
-  dump_dir d;
-  auto dev = tile::device::get("null");
-  const int Z = 1, H = 2, N = 512, D = 128;
-  auto t = [&] { return dev.alloc<tile::half>(Z * H * N * D); };
-  auto q = t(), k = t(), v = t(), d_o = t(), dq = t(), dk = t(), dv = t();
-  auto m = dev.alloc<float>(Z * H * N), delta = dev.alloc<float>(Z * H * N);
-  bwd[{N / 64, 1, Z * H}](q, k, v, 0.125f, d_o, dq, dk, dv, m, delta, Z, H, N, "BLOCK_M1"_c = 32, "BLOCK_N1"_c = 64,
-                          "BLOCK_M2"_c = 64, "BLOCK_N2"_c = 32, "BLK_SLICE_FACTOR"_c = 2, "HEAD_DIM"_c = D, "CAUSAL"_c = true);
-  unsetenv("TILE_TARGET");
-  const std::string plan = d.read("attn_bwd_desc_causal_test", "layouts");
+  const auto [plan, ptx] = bwd_desc_sm90a("attn_bwd_desc_causal_test", 128, true);
   INFO(plan);
   CHECK(count(plan, "(tensor copies: boxes of 16x64") == 2);  // (the diagonal's slices of 16 rows)
   CHECK(count(plan, "(tensor copies: boxes of 32x64") == 2);
-  CHECK(count(d.read("attn_bwd_desc_causal_test", "ptx"), "cp.async.cg") == 0);
+  CHECK(count(ptx, "cp.async.cg") == 0);
 }
 
 TEST_CASE("the matmul bench's K loops on sm_90a: ptxas serializes none of their asynchronous dots" * needs_ptxas) {
