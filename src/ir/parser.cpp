@@ -665,6 +665,15 @@ class Parser {
         if (const attr_value* v = take("bytes")) a.ints = {int_of(*v)};
         else meaning = false;
         break;
+      case OpKind::warp_specialize:
+        if (const attr_value* v = take("producer_warps")) {
+          const attr_value* c = take("consumer_regs");
+          const attr_value* p = take("producer_regs");
+          a.ints = {int_of(*v), c ? int_of(*c) : 0, p ? int_of(*p) : 0};
+        } else {
+          meaning = false;
+        }
+        break;
       case OpKind::barrier:
         if (const attr_value* v = take("id")) {
           const attr_value* th = take("threads");

@@ -434,6 +434,11 @@ class Printer {
       case OpKind::copy_barrier_expect:
         if (take(1)) t.named.push_back("bytes = " + std::to_string(a.ints[0]));
         break;
+      case OpKind::warp_specialize:
+        if (take(3))
+          t.named.push_back("producer_warps = " + std::to_string(a.ints[0]) + ", consumer_regs = " + std::to_string(a.ints[1]) +
+                            ", producer_regs = " + std::to_string(a.ints[2]));
+        break;
       case OpKind::barrier:
         if (take(2)) {
           t.named.push_back("id = " + std::to_string(a.ints[0]));

@@ -673,6 +673,22 @@ class Verifier {
         scalar_of(op, 1, dtype::u32, "the slot");
         scalar_of(op, 2, dtype::u32, "the parity");
         break;
+      case OpKind::barrier_arrive:
+        counts(op, 3, 0);
+        barriers_of(op, 0);
+        scalar_of(op, 1, dtype::u32, "the slot");
+        scalar_of(op, 2, dtype::i1, "valid");
+        break;
+      case OpKind::warp_specialize:
+        counts(op, 0, 0);
+        regions(op, 2);
+        ints(op, 3);
+        range(op, 0, 1, 8, "producer warps");
+        if ((op.attrs.ints[1] != 0 || op.attrs.ints[2] != 0) &&
+            (op.attrs.ints[1] < 24 || op.attrs.ints[1] > 256 || op.attrs.ints[1] % 8 || op.attrs.ints[2] < 24 || op.attrs.ints[2] > 256 || op.attrs.ints[2] % 8))
+          fail(op, "the partitions' registers are 0 (as launched) or multiples of 8 from 24 to 256");
+        if (op.parent && op.parent->parent) fail(op, "warp_specialize is an op of the kernel's body");
+        break;
       case OpKind::barrier:
         counts(op, 0, 0);
         ints(op, 2);

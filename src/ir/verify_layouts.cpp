@@ -120,7 +120,8 @@ bool reads_buffer(const Op& op, std::size_t i) {
     case OpKind::copy_barrier_init:
     case OpKind::copy_barrier_expect:
     case OpKind::copy_barrier_wait:
-    case OpKind::copy_barrier_inval: return i == 0;
+    case OpKind::copy_barrier_inval:
+    case OpKind::barrier_arrive: return i == 0;
     case OpKind::tensor_copy: return i == 1 || i == 2;
     default: return false;
   }

@@ -128,6 +128,7 @@ std::string serialize(const artifact& a) {
          source_text(t.rows) + ":" + source_text(t.cols) + ":" + source_text(t.row_stride) + ":" + std::to_string(t.box_rows) +
          ":" + std::to_string(t.box_cols) + ":" + std::to_string(t.swizzle_bytes);
   }
+  if (a.warp_specialize) h += " ws=" + std::to_string(a.warp_specialize);
   return h + "\n" + a.code;
 }
 
@@ -166,7 +167,9 @@ std::optional<artifact> parse_artifact(std::string_view bytes) {
       if (!parse_map(m, spec)) return std::nullopt;
       a.tensor_maps.push_back(spec);
     }
-  if (f.size() != 10 + (f.count("tmaps") ? 1u : 0u)) return std::nullopt;  // no field it does not know
+  if (auto w = f.find("ws"); w != f.end())
+    if (!number(w->second, a.warp_specialize) || a.warp_specialize < 1 || a.warp_specialize > 2) return std::nullopt;
+  if (f.size() != 10 + (f.count("tmaps") ? 1u : 0u) + (f.count("ws") ? 1u : 0u)) return std::nullopt;  // no field it does not know
   a.code = std::string(bytes.substr(nl + 1));
   return a;
 }

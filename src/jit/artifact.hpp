@@ -2,7 +2,7 @@
 // every backend's disk-cache entries (PTX, cubins, CPU objects) and what an ahead-of-time build
 // will ship. One header line of space-separated fields, then the code:
 //   tile-artifact 1 kind=ptx kernel=add entry=tile_add arch=sm_90a warps=4 shared=0
-//     params=ptr<f32>,ptr<f32>,i32 key=<digest> expbatch=8 widest=8 [tmaps=<map>;<map>…]\n<code>
+//     params=ptr<f32>,ptr<f32>,i32 key=<digest> expbatch=8 widest=8 [tmaps=<map>;<map>…] [ws=1|2]\n<code>
 // Text fields are escaped (%XX for bytes outside [A-Za-z0-9_.:<>,/+-]). A tensor map reads
 // elem:base:rows:cols:stride:box_rows:box_cols:swizzle, each source aI (argument I) or cV
 // (the constant V). Anything else — another version, a missing or malformed field — does not
@@ -33,6 +33,9 @@ struct artifact {
   int exp_batch = 1;               // the lowering's exp batch (targets::nvptx::lowering_options)
   int widest_exp_batch = 0;        // the widest exp batch in the code (0: none)
   std::vector<drivers::tensor_map_spec> tensor_maps;  // hidden TMA parameters the launch encodes
+  /// Warp specialization (GPU, schedule/warp_specialize.hpp): 0 the kernel cannot run it, 1 it
+  /// could (another variant), 2 the code runs it.
+  int warp_specialize = 0;
   std::string code;                // PTX text, cubin or object bytes
 };
 

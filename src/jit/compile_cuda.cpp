@@ -38,6 +38,7 @@ loaded assemble_and_load(const ptx_kernel& k, drivers::cuda_module_source src, d
                          const targets::nvptx::arch& a) {
   src.shared_bytes = k.shared_bytes;
   src.tensor_maps = k.tensor_maps;
+  src.num_warps = k.num_warps;  // (a warp-specialized kernel's producer warps too)
   src.fmt = drivers::cuda_module_source::format::cubin;
   float jit_ms = 0;
   if (const std::string px = find_ptxas(); !px.empty()) {
@@ -108,6 +109,7 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
   // which assembler made the cubin (TILE_PTXAS=0 picks the driver's: another cubin)
   key.target += find_ptxas().empty() ? ";culink" : ";ptxas";
   if (!retry) key.target += ";noretry";  // the cubin kept may be the lean variant's
+  if (const std::string ws = env::get("TILE_WARP_SPECIALIZE"); !ws.empty()) key.target += ";ws" + ws;  // (or the warp-specialized one's)
   drivers::cuda_module_source src;
   src.entry = entry_name(fn->name);
   src.kernel = fn->name;
@@ -122,6 +124,7 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
         src.image = std::move(art->code);
         src.shared_bytes = art->shared_bytes;
         src.tensor_maps = art->tensor_maps;
+        if (art->num_warps > 0) src.num_warps = art->num_warps;
         count(stat::disk_hit);
         auto mod = drv.load_module(src);
         mod->variant = variant_name(*from_artifact(*art));
@@ -135,7 +138,7 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
     std::shared_ptr<const ptx_kernel> k;
     loaded code;
   };
-  std::shared_ptr<const ptx_kernel> first_k = compile_ptx(*fn, a);
+  std::shared_ptr<const ptx_kernel> first_k = compile_ptx(*fn, a, first_options());
   std::optional<targets::nvptx::lowering_options> lean_options;
   build best = pick_variant(
       build{first_k, assemble_and_load(*first_k, src, drv, a)},
@@ -147,6 +150,16 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
       [&](const build& b, const build& o) {
         return holds_more(sm, use_of(*b.code.mod), b.code.mod->local_bytes, use_of(*o.code.mod), o.code.mod->local_bytes);
       });
+  // warp specialization, where the kernel qualifies and the build holds one block an SM: kept
+  // unless it spills more
+  std::optional<targets::nvptx::lowering_options> ws_options;
+  best = pick_variant(
+      std::move(best), [&](const build& b) { return (ws_options = warp_specialized_variant(sm, *b.k, use_of(*b.code.mod))).has_value(); },
+      [&]() -> std::optional<build> {
+        auto w = compile_ptx(*fn, a, *ws_options);
+        return build{w, assemble_and_load(*w, src, drv, a)};
+      },
+      [&](const build& b, const build& o) { return o.code.mod->local_bytes <= b.code.mod->local_bytes; });
   const std::shared_ptr<const ptx_kernel>& k = best.k;
   best.code.mod->variant = variant_name(*k);
   if (!best.code.cubin.empty()) {

@@ -25,6 +25,7 @@
 #include "schedule/insert_barriers.hpp"
 #include "schedule/pipeline_loops.hpp"
 #include "schedule/software_pipeline.hpp"
+#include "schedule/warp_specialize.hpp"
 #include "support/build_id.hpp"
 #include "support/env.hpp"
 #include "targets/nvptx/nvptx_int_abs.hpp"
@@ -56,6 +57,9 @@ std::unique_ptr<ir::Function> lower_descriptors(const ir::Function& fn, const ta
   transforms::canonicalize(*c, options);
   return c;
 }
+
+/// Warp specialization may be tried (TILE_WARP_SPECIALIZE=0: never).
+bool warp_specialization_allowed() { return env::get("TILE_WARP_SPECIALIZE") != "0"; }
 
 /// The host's description of tensor map `k` of `pipes` (what the launch encodes).
 drivers::tensor_map_spec tensor_map_of(const ir::Function& f, const schedule::PipelinePlan& pipes, std::size_t k) {
@@ -93,7 +97,13 @@ std::unique_ptr<llvm::Module> to_llvm(const ir::Function& fn, const analysis::Ax
                                       unsigned tensor_maps, const targets::nvptx::lowering_options& options, llvm::TargetMachine& tm,
                                       llvm::LLVMContext& ctx, ptx_kernel& k, stage_timer* timer) {
   const schedule::SharedPlan shared = schedule::plan_shared(fn);
-  targets::nvptx::NvptxTarget target(a, fn.num_warps, tensor_maps, options);
+  // a warp-specialized kernel: its producer warps launched too, with the register cap its
+  // partitions redistribute
+  targets::nvptx::lowering_options opts = options;
+  if (const int regs = schedule::launch_registers(fn); regs > 0)
+    opts.max_registers = opts.max_registers > 0 ? std::min(opts.max_registers, regs) : regs;
+  k.num_warps = schedule::launch_warps(fn);
+  targets::nvptx::NvptxTarget target(a, k.num_warps, tensor_maps, opts);
   codegen::gpu::GpuLowering lowering(ctx, target, /*lanes=*/32, axis);
   lowering.set_shared(&shared);
   std::unique_ptr<llvm::Module> m = lowering.run(fn, k.entry);
@@ -151,6 +161,11 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
     f = lowered.get();
   }
   for (std::size_t i = 0; i < pipes.tensor_maps.size(); ++i) k->tensor_maps.push_back(tensor_map_of(*gpu, pipes, i));
+  if (warp_specialization_allowed()) {
+    auto ws = schedule::plan_warp_specialization(*gpu, pipes, smem_limit);
+    k->warp_specializable = ws.has_value();
+    if (options.warp_specialize) pipes.warp_specialized = ws;
+  }
   if (pass_options.dump_ir && !pipes.loops.empty())
     std::cerr << "// ----- pipelined loops for " << a.name() << " (kernel " << gpu->name << ") ----- //\n"
               << schedule::print_pipelines(*gpu, pipes) << std::flush;
@@ -223,6 +238,7 @@ artifact to_artifact(const ptx_kernel& k, std::string kind, std::string code) {
   a.exp_batch = k.options.exp_batch;
   a.widest_exp_batch = k.widest_exp_batch;
   a.tensor_maps = k.tensor_maps;
+  a.warp_specialize = k.options.warp_specialize ? 2 : k.warp_specializable ? 1 : 0;
   a.code = std::move(code);
   return a;
 }
@@ -239,6 +255,8 @@ std::shared_ptr<ptx_kernel> from_artifact(const artifact& a) {
   k->options.exp_batch = a.exp_batch;
   k->widest_exp_batch = a.widest_exp_batch;
   k->tensor_maps = a.tensor_maps;
+  k->options.warp_specialize = a.warp_specialize == 2;
+  k->warp_specializable = a.warp_specialize >= 1;
   if (a.kind == "ptx") k->ptx = a.code;
   return k;
 }
@@ -249,8 +267,10 @@ std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targ
   const bool dumping = !dump_dir().empty();
   stage_timer timer;
   cache_key key = ptx_key(fn, a);
-  if (options != targets::nvptx::lowering_options{}) key.options += ";expbatch" + std::to_string(options.exp_batch);
+  if (options.exp_batch != targets::nvptx::lowering_options{}.exp_batch || options.max_registers > 0)
+    key.options += ";expbatch" + std::to_string(options.exp_batch);
   if (options.max_registers > 0) key.options += ";maxnreg" + std::to_string(options.max_registers);
+  if (options.warp_specialize) key.options += ";ws";
   const std::string digest = key.digest();
   auto k = cached<ptx_kernel>(
       key, "ptx", cache_policy::from_env(), [&] { return lower(fn, a, options, digest, dumping, timer); },
@@ -283,7 +303,24 @@ std::optional<targets::nvptx::lowering_options> lean_variant(const sm_limits& sm
   return targets::nvptx::lowering_options::lean(cap);
 }
 
-std::string variant_name(const ptx_kernel& k) { return k.options != targets::nvptx::lowering_options{} ? "lean" : ""; }
+targets::nvptx::lowering_options first_options() {
+  targets::nvptx::lowering_options o;
+  o.warp_specialize = env::get("TILE_WARP_SPECIALIZE") == "1";
+  return o;
+}
+
+std::optional<targets::nvptx::lowering_options> warp_specialized_variant(const sm_limits& sm, const ptx_kernel& k, const block_use& first) {
+  const std::string mode = env::get("TILE_WARP_SPECIALIZE");
+  if (!k.warp_specializable || k.options.warp_specialize || mode == "0" || blocks_per_sm(sm, first) != 1) return std::nullopt;
+  targets::nvptx::lowering_options o;
+  o.warp_specialize = true;
+  return o;
+}
+
+std::string variant_name(const ptx_kernel& k) {
+  if (k.options.warp_specialize) return "warp-specialized";
+  return k.options != targets::nvptx::lowering_options{} ? "lean" : "";
+}
 
 std::string hooks_ptx(const targets::nvptx::arch& a, int num_warps,
                       const std::function<void(codegen::Lowering&, const targets::nvptx::NvptxTarget&)>& body) {

@@ -45,6 +45,7 @@ struct ptx_kernel {
   std::vector<drivers::tensor_map_spec> tensor_maps;  // hidden parameters the launch encodes (TMA)
   targets::nvptx::lowering_options options;            // what it was lowered with
   int widest_exp_batch = 0;        // the largest exp batch in its code (0: none; lowering_options)
+  bool warp_specializable = false;  // it qualifies for warp specialization (options.warp_specialize: it runs it)
   std::vector<std::string> params;  // the runtime arguments' types
 };
 
@@ -69,7 +70,16 @@ std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targ
 /// wider than lean()'s) or it holds 4 blocks an SM or fewer. Softmax of 8192 columns on 16 warps: 47 registers, 2 blocks
 /// of 512 threads an SM where 4 fit by threads; lean, 40 registers and 3 blocks (H100).
 std::optional<targets::nvptx::lowering_options> lean_variant(const sm_limits& sm, const ptx_kernel& k, const block_use& first);
-/// "lean" for a kernel lowered with lowering_options::lean(cap), else "".
+/// The options to compile `k` (its plain build using `first` a block) again with warp-specialized,
+/// or none: where it qualifies (ptx_kernel::warp_specializable) and the plain build holds one
+/// block an SM (its registers or shared memory keep a second off: the warps a producer adds and
+/// the register cap it needs cost nothing then; where two blocks fit, they hide the copies'
+/// latency as well). TILE_WARP_SPECIALIZE=0: never (=1: the first build is, first_options).
+std::optional<targets::nvptx::lowering_options> warp_specialized_variant(const sm_limits& sm, const ptx_kernel& k, const block_use& first);
+/// The options of a kernel's first build: the defaults, warp-specialized where TILE_WARP_SPECIALIZE=1.
+targets::nvptx::lowering_options first_options();
+/// "lean" for a kernel lowered with lowering_options::lean(cap), "warp-specialized" for one
+/// lowered with warp_specialize, else "".
 std::string variant_name(const ptx_kernel& k);
 
 /// The PTX of a kernel `a` runs with `num_warps` warps whose body is what `body` emits through

@@ -224,9 +224,9 @@ nvptx_build build_nvptx(const ir::Function& fn, const targets::nvptx::arch& a, b
     b.assembled = assemble(*b.k, &b.usage, want_cubin ? &b.cubin : nullptr);
     return b;
   };
-  std::optional<targets::nvptx::lowering_options> lean_options;
-  return pick_variant(
-      make({}),
+  std::optional<targets::nvptx::lowering_options> lean_options, ws_options;
+  build first = pick_variant(
+      make(first_options()),
       [&](const build& b) {
         return b.assembled && b.usage.registers >= 0 && env::enabled("TILE_OCCUPANCY_RETRY") &&
                (lean_options = lean_variant(sm, *b.k, use(b))).has_value();
@@ -237,6 +237,18 @@ nvptx_build build_nvptx(const ir::Function& fn, const targets::nvptx::arch& a, b
         return lean;
       },
       [&](const build& b, const build& o) { return holds_more(sm, use(b), b.usage.spill_bytes, use(o), o.usage.spill_bytes); });
+  // warp specialization (compile_cuda's rule)
+  return pick_variant(
+      std::move(first),
+      [&](const build& b) {
+        return b.assembled && b.usage.registers >= 0 && (ws_options = warp_specialized_variant(sm, *b.k, use(b))).has_value();
+      },
+      [&]() -> std::optional<build> {
+        build w = make(*ws_options);
+        if (!w.assembled || w.usage.registers < 0) return std::nullopt;
+        return w;
+      },
+      [&](const build& b, const build& o) { return o.usage.spill_bytes <= b.usage.spill_bytes; });
 }
 
 std::unique_ptr<drivers::module> compile_null(const ir::Function& fn, const targets::nvptx::arch& a) {

@@ -148,6 +148,11 @@ class InsertBarriers {
       case OpKind::for_:
       case OpKind::while_: return loop(op);
       case OpKind::if_: return branch(op);
+      case OpKind::warp_specialize:
+        // the consumers' code as the kernel's (their CTA barrier is theirs alone); the producer
+        // only copies into rings it synchronizes with its barriers, and reads what no store of
+        // the kernel reaches (schedule/warp_specialize.hpp)
+        return block(*op.region(1));
       default: break;
     }
     const int phases = scratch_phases(op, f_.num_warps);

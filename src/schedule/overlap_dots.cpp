@@ -61,6 +61,7 @@ bool movable(OpKind k) {
 bool fence(const Op& o) {
   switch (o.kind) {
     case OpKind::barrier:
+    case OpKind::barrier_arrive:
     case OpKind::async_wait:
     case OpKind::async_copy:
     case OpKind::async_commit:

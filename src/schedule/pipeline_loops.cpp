@@ -33,7 +33,21 @@
 //                     and a barrier (the copies past the end write zeros), or, for tensor copies
 //                     (none issued past the end), a barrier, copy_barrier_inval and a barrier
 // The loads and their staging local_allocs are erased; dce (run next) removes what only fed them.
+//
+// Warp-specialized (PipelinePlan::warp_specialized, schedule/warp_specialize.hpp): the kernel's
+// body moves into a warp_specialize op's consumer region; the rings, their copy barriers and
+// release barriers (i64[buffers], arrivals: every consumer thread) are made and set up before it.
+//   producer region   per loop: its bounds and the scalars the ahead slice reads, computed again;
+//                     for iv in lo .. hi: copy_barrier_wait(release, slot, phase ^ 1) (the
+//                     consumers freed the buffer: at once in the first round); the ahead slice
+//                     for iv; copy_barrier_expect and the tensor copies into buffer `slot`
+//   the loop          no prologue, no copies: copy_barrier_wait(copies, slot, phase) at the head;
+//                     before the yield, barrier_arrive(release, ...) on the buffer the dots are done
+//                     with: this iteration's, or where a dot is left in flight the previous one's
+//                     (none in the first iteration); no CTA barrier
+//   after the loop    as above (the consumers' barriers), the release barriers retired too
 #include "schedule/pipeline_loops.hpp"
+#include "schedule/warp_specialize.hpp"
 
 #include <algorithm>
 
@@ -43,11 +57,21 @@ using ir::OpKind;
 
 namespace {
 
+/// The warp_specialize op the kernel's body moved into, and what its producer computed so far.
+struct Partitions {
+  const ir::Function& f;
+  ir::Op* op = nullptr;
+  std::unordered_map<const ir::Value*, ir::Value*> producer_values;  // (producer_scalar's memo)
+  int consumer_threads = 0;
+};
+
 class Rewriter {
  public:
-  Rewriter(ir::Op& loop, const PipelinedLoop& pl) : loop_(loop), pl_(pl), body_(*loop.region(0)), loc_(loop.loc) {}
+  Rewriter(ir::Op& loop, const PipelinedLoop& pl, Partitions* ws)
+      : loop_(loop), pl_(pl), body_(*loop.region(0)), loc_(loop.loc), ws_(ws) {}
 
   void run() {
+    if (ws_) return run_specialized();
     ir::Builder b(loop_.parent);
     b.set_insertion_before(&loop_);
     make_rings(b);
@@ -92,8 +116,173 @@ class Rewriter {
   src_loc loc_;
   const ir::Type u32_{dtype::u32};
   const ir::Type i1_{dtype::i1};
+  Partitions* ws_;
   std::vector<ir::Value*> rings_;
   ir::Value* barriers_ = nullptr;
+  ir::Value* release_ = nullptr;  // (warp-specialized: the consumers' release barriers)
+
+  /// The warp-specialized form (see the file comment): the rings before the partitions, the
+  /// producer's loop in region 0, the consumers' loop waiting and releasing.
+  void run_specialized() {
+    ir::Builder top(&body_of_kernel());
+    top.set_insertion_before(ws_->op);
+    make_rings(top);
+    release_ = op1(top, OpKind::local_alloc, {}, ir::Type(dtype::i64, false, {pl_.buffers}, nullptr, ir::smem::barriers), {-1});
+    op0(top, OpKind::copy_barrier_init, {release_}, {ws_->consumer_threads});
+    producer_loop();
+    // the consumers' loop carries the slot and the copy barriers' phase parity after its values;
+    // their barrier before it (as where the rings are made in the other form: what the code
+    // before the loop staged is complete for every warpgroup's dots)
+    ir::Builder b(loop_.parent);
+    b.set_insertion_before(&loop_);
+    op0(b, OpKind::barrier, {}, {0, -1});
+    loop_.operands.push_back(u32(b, 0));
+    loop_.operands.push_back(u32(b, 0));
+    ir::Value* slot = body_.add_arg(u32_);
+    ir::Value* phase = body_.add_arg(u32_);
+    for (int k = 0; k < 2; ++k) {
+      auto v = std::make_unique<ir::Value>();
+      v->type = u32_;
+      v->def = &loop_;
+      v->index = static_cast<unsigned>(loop_.results.size());
+      loop_.results.push_back(std::move(v));
+    }
+    const std::size_t nc = loop_.results.size() - 2;
+    ir::Builder hb(&body_);
+    hb.set_insertion_before(body_.ops.front().get());
+    op0(hb, OpKind::copy_barrier_wait, {barriers_, slot, phase});
+    read_rings(slot);
+    // the release: this iteration's buffer, or (a dot left in flight reads it until the next
+    // iteration's wait) the previous one's, none in the first iteration
+    ir::Op* yield = body_.terminator();
+    ir::Builder eb(&body_);
+    eb.set_insertion_before(yield);
+    const std::int64_t R = pl_.buffers;
+    if (pl_.async_mma) {
+      ir::Value* first = op1(eb, OpKind::cmp, {slot, u32(eb, 0)}, i1_, {static_cast<std::int64_t>(ir::CmpPred::eq)});
+      ir::Value* prev = op1(eb, OpKind::select, {first, u32(eb, R - 1), op1(eb, OpKind::sub, {slot, u32(eb, 1)}, u32_)}, u32_);
+      ir::Value* later = op1(eb, OpKind::cmp, {body_.arg(0), loop_.operand(0)}, i1_, {static_cast<std::int64_t>(ir::CmpPred::ne)});
+      op0(eb, OpKind::barrier_arrive, {release_, prev, later});
+    } else {
+      op0(eb, OpKind::barrier_arrive, {release_, slot, eb.constant_int(i1_, 1, loc_)});
+    }
+    auto [next, flip] = advance(eb, slot, phase);
+    yield->operands.push_back(next);
+    yield->operands.push_back(flip);
+    erase_loads();
+    after_loop(nc);
+  }
+
+  ir::Block& body_of_kernel() { return const_cast<ir::Block&>(ws_->f.body); }
+
+  /// The next slot and phase parity after `slot` (the parity flips when the slot wraps).
+  std::pair<ir::Value*, ir::Value*> advance(ir::Builder& b, ir::Value* slot, ir::Value* phase) {
+    const std::int64_t R = pl_.buffers;
+    ir::Value* next = op1(b, OpKind::add, {slot, u32(b, 1)}, u32_);
+    ir::Value* wrap = op1(b, OpKind::cmp, {next, u32(b, R)}, i1_, {static_cast<std::int64_t>(ir::CmpPred::eq)});
+    next = op1(b, OpKind::select, {wrap, u32(b, 0), next}, u32_);
+    ir::Value* flip = op1(b, OpKind::bit_xor, {phase, op1(b, OpKind::select, {wrap, u32(b, 1), u32(b, 0)}, u32_)}, u32_);
+    return {next, flip};
+  }
+
+  /// The producer's loop for this loop, at the end of the producer region: one iteration per
+  /// iteration of the consumers' loop, waiting for the buffer's release, then copying.
+  void producer_loop() {
+    ir::Block& region = *ws_->op->region(0);
+    ir::Builder pb(&region);
+    auto& memo = ws_->producer_values;
+    auto scalar = [&](const ir::Value* v) {
+      ir::Value* r = producer_scalar(ws_->f, v, pb, memo);
+      if (!r) throw tile::error("schedule: internal error: a warp-specialized loop's producer needs a value it cannot compute", loc_);
+      return r;
+    };
+    std::unordered_map<const ir::Value*, ir::Value*> map;  // the body's values as the producer's loop has them
+    auto outside = [&](const ir::Value* v) { return v->owner != &body_ && (!v->def || v->def->parent != &body_); };
+    for (const auto& o : body_.ops)
+      if (pl_.ahead.count(o.get()))
+        for (const ir::Value* v : o->operands)
+          if (outside(v)) map[v] = scalar(v);
+    for (const auto& l : pl_.loads)
+      for (const ir::Value* v : l.load->operands)
+        if (outside(v) && v->type.is_scalar()) map[v] = scalar(v);
+    std::vector<ir::Value*> in{scalar(loop_.operand(0)), scalar(loop_.operand(1)), scalar(loop_.operand(2))};
+    std::vector<ir::Type> types;
+    std::vector<unsigned> carried;  // (the carried values the ahead slice advances)
+    for (std::size_t k = 0; k < pl_.ahead_arg.size(); ++k)
+      if (pl_.ahead_arg[k]) {
+        carried.push_back(static_cast<unsigned>(k));
+        in.push_back(scalar(loop_.operand(static_cast<unsigned>(3 + k))));
+        types.push_back(in.back()->type);
+      }
+    in.push_back(u32(pb, 0));
+    in.push_back(u32(pb, 0));
+    types.push_back(u32_);
+    types.push_back(u32_);
+    ir::Op* loop = pb.create(OpKind::for_, in, types, {}, loc_, 1);
+    ir::Block& body = *loop->region(0);
+    map[body_.arg(0)] = body.add_arg(loop_.operand(0)->type);
+    for (unsigned k : carried) map[body_.arg(k + 1)] = body.add_arg(body_.arg(k + 1)->type);
+    ir::Value* slot = body.add_arg(u32_);
+    ir::Value* phase = body.add_arg(u32_);
+    ir::Builder b(&body);
+    op0(b, OpKind::copy_barrier_wait, {release_, slot, op1(b, OpKind::bit_xor, {phase, u32(b, 1)}, u32_)});
+    for (const auto& o : body_.ops)
+      if (pl_.ahead.count(o.get())) ir::clone_op(*o, b, map);
+    auto m = [&](const ir::Value* v) {
+      auto f = map.find(v);
+      if (f == map.end()) throw tile::error("schedule: internal error: a tensor copy's coordinate the producer does not have", loc_);
+      return f->second;
+    };
+    ir::Value* yes = b.constant_int(i1_, 1, loc_);
+    std::int64_t bytes = 0;
+    for (const auto& l : pl_.loads) bytes += l.rows * l.cols * l.elem_bytes;
+    op0(b, OpKind::copy_barrier_expect, {barriers_, slot, yes}, {bytes});
+    for (std::size_t n = 0; n < pl_.loads.size(); ++n) {
+      const auto& l = pl_.loads[n];
+      const unsigned r = static_cast<unsigned>(l.load->attrs.ints.size());
+      ir::Value* buf = op1(b, OpKind::buffer_index, {rings_[n], slot}, slot_type(n));
+      op0(b, OpKind::tensor_copy, {l.load->operand(0), buf, barriers_, slot, m(l.load->operand(1 + 2 * r + 1)), m(l.load->operand(1 + 2 * r)), yes},
+          {l.tensor_map_param, l.box_cols});
+    }
+    auto [next, flip] = advance(b, slot, phase);
+    std::vector<ir::Value*> out;
+    const ir::Op* yield = body_.terminator();
+    for (unsigned k : carried) out.push_back(m(yield->operand(k)));
+    out.push_back(next);
+    out.push_back(flip);
+    b.create(OpKind::yield, out, {}, {}, loc_);
+  }
+
+  /// Each pipelined dot reads buffer `slot` of its rings (left in flight where the plan says).
+  void read_rings(ir::Value* slot) {
+    for (const auto& [d, idx] : pl_.dots) {
+      auto* dot = const_cast<ir::Op*>(d);
+      ir::Builder db(&body_);
+      db.set_insertion_before(dot);
+      auto view = pl_.views.find(d);
+      for (unsigned k = 0; k < 2; ++k)
+        if (idx[k] >= 0) {
+          const bool transposed = view != pl_.views.end() && view->second[k];
+          const ir::Type t = slot_type(static_cast<std::size_t>(idx[k]), transposed);
+          dot->operands[k] = op1(db, OpKind::buffer_index, {rings_[static_cast<std::size_t>(idx[k])], slot}, t);
+        }
+      if (pl_.in_flight.count(d)) {
+        dot->attrs.ints.resize(5, 0);
+        dot->attrs.ints[4] = 1;
+      }
+    }
+    for (const ir::Op* d : pl_.wait_at_use) wait_before_first_use(*d);
+  }
+
+  /// The loads the rings replace, their staging buffers and the transposes between.
+  void erase_loads() {
+    for (const auto& l : pl_.loads) {
+      if (l.staged) ir::erase(const_cast<ir::Op*>(l.staged));
+      for (const ir::Op* x : l.also_staged) ir::erase(const_cast<ir::Op*>(x));
+      for (const ir::Op* x : l.transposes) ir::erase(const_cast<ir::Op*>(x));
+      ir::erase(const_cast<ir::Op*>(l.load));
+    }
+  }
 
   ir::Value* u32(ir::Builder& b, std::int64_t v) { return b.constant_int(u32_, v, loc_); }
   ir::Value* op1(ir::Builder& b, OpKind k, std::vector<ir::Value*> in, const ir::Type& t, std::vector<std::int64_t> ints = {}) {
@@ -114,7 +303,7 @@ class Rewriter {
       std::vector<ir::Value*> in{barriers_};
       for (const auto& l : pl_.loads) in.push_back(l.load->operand(0));
       op0(b, OpKind::copy_barrier_init, std::move(in), {1});
-      op0(b, OpKind::barrier, {}, {0, -1});
+      if (!ws_) op0(b, OpKind::barrier, {}, {0, -1});
     }
   }
 
@@ -205,24 +394,7 @@ class Rewriter {
     const bool late = pl_.async_mma || pl_.tensor_copy;
     ir::Value* group = nullptr;
     if (!late) group = issue(b, body_.arg(0), ahead, ws, ahead_vals);
-    // the dots read the ring
-    for (const auto& [d, idx] : pl_.dots) {
-      auto* dot = const_cast<ir::Op*>(d);
-      ir::Builder db(&body_);
-      db.set_insertion_before(dot);
-      auto view = pl_.views.find(d);
-      for (unsigned k = 0; k < 2; ++k)
-        if (idx[k] >= 0) {
-          const bool transposed = view != pl_.views.end() && view->second[k];
-          const ir::Type t = slot_type(static_cast<std::size_t>(idx[k]), transposed);
-          dot->operands[k] = op1(db, OpKind::buffer_index, {rings_[static_cast<std::size_t>(idx[k])], slot}, t);
-        }
-      if (pl_.in_flight.count(d)) {
-        dot->attrs.ints.resize(5, 0);
-        dot->attrs.ints[4] = 1;
-      }
-    }
-    for (const ir::Op* d : pl_.wait_at_use) wait_before_first_use(*d);
+    read_rings(slot);
     b.set_insertion_before(yield);
     if (pl_.tensor_copy) op0(b, OpKind::barrier, {}, {0, -1});
     if (late) group = issue(b, body_.arg(0), ahead, ws, ahead_vals);
@@ -236,13 +408,7 @@ class Rewriter {
     else yield->operands.push_back(group);
     for (std::size_t c = 0; c < ahead_vals.size(); ++c)
       if (dup[c]) yield->operands.push_back(ahead_vals[c]);
-    // the loads the ring replaces, their staging buffers and the transposes between
-    for (const auto& l : pl_.loads) {
-      if (l.staged) ir::erase(const_cast<ir::Op*>(l.staged));
-      for (const ir::Op* x : l.also_staged) ir::erase(const_cast<ir::Op*>(x));
-      for (const ir::Op* x : l.transposes) ir::erase(const_cast<ir::Op*>(x));
-      ir::erase(const_cast<ir::Op*>(l.load));
-    }
+    erase_loads();
   }
 
   /// The dot `d` is left in flight into the next iteration, which reads its carried value other
@@ -283,6 +449,7 @@ class Rewriter {
     if (pl_.tensor_copy) {
       op0(b, OpKind::barrier, {}, {0, -1});
       op0(b, OpKind::copy_barrier_inval, {barriers_});
+      if (release_) op0(b, OpKind::copy_barrier_inval, {release_});
     } else {
       op0(b, OpKind::async_wait, {group}, {0});
     }
@@ -334,6 +501,36 @@ class Rewriter {
   }
 };
 
+/// The kernel's body (but its return) moved into the consumer region of a new warp_specialize op.
+Partitions open_partitions(ir::Function& f, const WarpSpecialization& w) {
+  ir::Builder b(&f.body);
+  b.set_insertion_before(f.body.ops.front().get());
+  ir::Attrs a;
+  a.ints = {w.producer_warps, w.consumer_regs, w.producer_regs};
+  ir::Op* op = b.create(OpKind::warp_specialize, {}, {}, std::move(a), f.loc, 2);
+  ir::Block& consumers = *op->region(1);
+  auto it = std::next(f.body.ops.begin());
+  while (it != f.body.ops.end() && std::next(it) != f.body.ops.end()) {  // (the return stays)
+    std::unique_ptr<ir::Op> owned = std::move(*it);
+    it = f.body.ops.erase(it);
+    owned->parent = &consumers;
+    consumers.ops.push_back(std::move(owned));
+  }
+  Partitions p{f, op, {}, 32 * f.num_warps};
+  return p;
+}
+
+/// Both regions end with a yield; the barriers made before them shown to every thread first.
+void close_partitions(ir::Function& f, Partitions& p) {
+  ir::Builder(p.op->region(0)).create(OpKind::yield, {}, {}, {}, f.loc);
+  ir::Builder(p.op->region(1)).create(OpKind::yield, {}, {}, {}, f.loc);
+  ir::Builder b(&f.body);
+  b.set_insertion_before(p.op);
+  ir::Attrs a;
+  a.ints = {0, -1};
+  b.create(OpKind::barrier, {}, {}, std::move(a), f.loc);
+}
+
 class PipelineLoops final : public transforms::Pass {
  public:
   explicit PipelineLoops(const PipelinePlan& plan) : plan_(plan) {}
@@ -343,7 +540,10 @@ class PipelineLoops final : public transforms::Pass {
     ir::walk(f.body, [&](ir::Op& o) {
       if (plan_.loops.count(&o)) loops.push_back(&o);
     });
-    for (ir::Op* l : loops) Rewriter(*l, plan_.loops.at(l)).run();
+    std::optional<Partitions> ws;
+    if (plan_.warp_specialized && !loops.empty()) ws.emplace(open_partitions(f, *plan_.warp_specialized));
+    for (ir::Op* l : loops) Rewriter(*l, plan_.loops.at(l), ws ? &*ws : nullptr).run();
+    if (ws) close_partitions(f, *ws);
     return !loops.empty();
   }
 

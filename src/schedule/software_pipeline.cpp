@@ -528,6 +528,12 @@ std::string print_pipelines(const ir::Function& f, const PipelinePlan& p) {
     }
     os << "), " << l.ring_bytes() << " bytes of rings, " << l.ahead.size() << " ops computed ahead\n";
   });
+  if (const auto& w = p.warp_specialized) {
+    os << "warp-specialized: " << w->producer_warps << " producer warps after the kernel's " << f.num_warps
+       << " issue the tensor copies";
+    if (w->consumer_regs > 0) os << "; registers a thread: consumers " << w->consumer_regs << ", producer " << w->producer_regs;
+    os << "\n";
+  }
   return os.str();
 }
 

@@ -123,8 +123,17 @@ struct PipelinedLoop {
   std::uint64_t ring_bytes() const;
 };
 
+/// Producer warps, and the registers a thread of each partition runs with (0, 0: as launched).
+struct WarpSpecialization {
+  int producer_warps = 4;
+  int consumer_regs = 0, producer_regs = 0;
+};
+
 struct PipelinePlan {
   std::unordered_map<const ir::Op*, PipelinedLoop> loops;  // by for op
+  /// The kernel runs warp-specialized (schedule/warp_specialize.hpp): a producer warp issues the
+  /// loops' tensor copies.
+  std::optional<WarpSpecialization> warp_specialized;
   /// The descriptor loads tensor copies fill the rings from, in the order of the kernel's hidden tensor-map
   /// parameters (PipelinedLoad::tensor_map_param).
   std::vector<const ir::Op*> tensor_maps;

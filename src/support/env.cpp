@@ -20,6 +20,9 @@ const std::vector<Switch>& all() {
        "write each compiled kernel's IR and code under this directory"},
       {"TILE_CACHE_DIR", "", cache_effect::none, "on-disk compile cache directory"},
       {"TILE_CACHE", "1", cache_effect::none, "0 disables the compile caches"},
+      {"TILE_WARP_SPECIALIZE", "", cache_effect::part_of_key,
+       "sm_90a kernels whose pipelined loops are all filled by tensor copies, with a producer warp issuing them: by "
+       "default where the plain build holds one block an SM (compiled both ways); 1: wherever a kernel qualifies; 0: never"},
       {"TILE_TARGET", "", cache_effect::part_of_key,
        "NVIDIA arch the null backend compiles for (sm_80, sm_86, sm_89, sm_90, sm_90a; default sm_90a)"},
       {"TILE_PTXAS_CHECK", "", cache_effect::none,

@@ -77,7 +77,18 @@ TEST_CASE("artifact: every field round trips") {
   CHECK(b->tensor_maps == a.tensor_maps);
   CHECK(bytes.find(":a2*a4*a5*c3/32:") != std::string::npos);
   CHECK(b->code == a.code);
+  CHECK(b->warp_specialize == 0);
   CHECK(serialize(*b) == bytes);
+  for (int ws : {1, 2}) {  // (a kernel that could run warp-specialized, one that does)
+    artifact w = a;
+    w.warp_specialize = ws;
+    const std::string wb = serialize(w);
+    CHECK(wb.find(" ws=" + std::to_string(ws) + "\n") != std::string::npos);
+    auto p = parse_artifact(wb);
+    REQUIRE(p);
+    CHECK(p->warp_specialize == ws);
+    CHECK(serialize(*p) == wb);
+  }
 
   artifact empty;  // no parameters, no maps, no code
   empty.kind = "o";
@@ -115,5 +126,8 @@ TEST_CASE("artifact: what serialize did not write does not parse") {
   CHECK_FALSE(parse_artifact(replaced("a2*a4*a5*c3/32", "a2*a4*c3*a5/32")));  // the constant not last
   CHECK_FALSE(parse_artifact(replaced("a2*a4*a5*c3/32", "a2*a4*a5*c3/16")));  // a width the kernels never have
   CHECK_FALSE(parse_artifact(replaced("a2*a4*a5*c3/32", "a2*a4**a5/32")));    // an empty factor
+  CHECK_FALSE(parse_artifact(replaced(" warps=8", " warps=8 ws=3")));         // no such variant
+  CHECK_FALSE(parse_artifact(replaced(" warps=8", " warps=8 ws=0")));         // (0 is written as nothing)
+  CHECK(parse_artifact(replaced(" warps=8", " warps=8 ws=2")));
   CHECK(parse_artifact(replaced(" warps=8", " warps=8")));                    // (the helper itself)
 }

@@ -803,6 +803,7 @@ auto mm_desc = tile::kernel("mm_desc", [](tl::ptr<tile::half> a, tl::ptr<tile::h
 TEST_CASE("tensor descriptors in a dot K loop: TMA copies completing on mbarriers on sm_90a, cp.async on sm_80") {
   {
     setenv("TILE_TARGET", "sm_90a", 1);
+    setenv("TILE_WARP_SPECIALIZE", "0", 1);  // (the one-partition form only)
     dump_dir d;
     auto dev = tile::device::get("null");  // (a null device compiles for the TILE_TARGET it was opened under)
     auto a = dev.alloc<tile::half>(128 * 256), b = dev.alloc<tile::half>(256 * 256);
@@ -845,6 +846,7 @@ TEST_CASE("tensor descriptors in a dot K loop: TMA copies completing on mbarrier
     CHECK(count(ptx, "cp.async.cg.shared.global") > 0);  // the masked loads, pipelined as always
   }
   unsetenv("TILE_TARGET");
+  unsetenv("TILE_WARP_SPECIALIZE");
 }
 
 namespace {
@@ -1008,6 +1010,7 @@ TEST_CASE("attention through tensor descriptors on sm_90a: K (read through tl::t
   // K-major B (the buffer's transposed view), the second takes P from registers
   auto fwd = make_attn_fwd_desc<tile::half>("attn_fwd_desc_test");
   setenv("TILE_TARGET", "sm_90a", 1);
+  setenv("TILE_WARP_SPECIALIZE", "0", 1);  // (the one-partition form: no second, warp-specialized build)
   dump_dir d;
   auto dev = tile::device::get("null");
   const int Z = 1, H = 2, N = 512, D = 128;
@@ -1016,6 +1019,7 @@ TEST_CASE("attention through tensor descriptors on sm_90a: K (read through tl::t
   auto m = dev.alloc<float>(Z * H * N);
   fwd[{N / 128, Z * H}](0.125f, m, Z, H, q, k, v, o, N, "HEAD_DIM"_c = D, "BLOCK_M"_c = 128, "BLOCK_N"_c = 64, "STAGE"_c = 1,
                         "num_warps"_c = 8);
+  unsetenv("TILE_WARP_SPECIALIZE");
   unsetenv("TILE_TARGET");
   const std::string ptx = d.read("attn_fwd_desc_test", "ptx");
   const std::string plan = d.read("attn_fwd_desc_test", "layouts");
@@ -1034,6 +1038,77 @@ TEST_CASE("attention through tensor descriptors on sm_90a: K (read through tl::t
   CHECK(count(ptx, "}, {%r") == 4);           // (A's registers)
   CHECK(count(ptx, ", p, 1, 1, 1;") == 4);    // (scale-d, imm-scale-a/b, tnspB)
   CHECK(count(ptx, "ld.local") + count(ptx, "st.local") == 0);
+}
+
+namespace {
+/// make_attn_fwd_desc's kernel `name` compiled for sm_90a (null device, N = 512) with
+/// TILE_WARP_SPECIALIZE=`ws`: its dump's plan ("layouts"), GPU-level IR and PTX.
+struct fwd_dump {
+  std::string plan, gtir, ptx;
+};
+fwd_dump fwd_desc_sm90a(const char* name, int D, int BM, int BN, int warps, bool causal, const char* ws) {
+  auto fwd = make_attn_fwd_desc<tile::half>(name);
+  setenv("TILE_TARGET", "sm_90a", 1);
+  setenv("TILE_WARP_SPECIALIZE", ws, 1);
+  dump_dir d;
+  auto dev = tile::device::get("null");
+  const int Z = 1, H = 2, N = 512;
+  auto t = [&] { return dev.alloc<tile::half>(Z * H * N * D); };
+  auto q = t(), k = t(), v = t(), o = t();
+  auto m = dev.alloc<float>(Z * H * N);
+  fwd[{N / BM, Z * H}](0.125f, m, Z, H, q, k, v, o, N, "HEAD_DIM"_c = D, "BLOCK_M"_c = BM, "BLOCK_N"_c = BN, "STAGE"_c = causal ? 3 : 1,
+                       "num_warps"_c = warps);
+  unsetenv("TILE_WARP_SPECIALIZE");
+  unsetenv("TILE_TARGET");
+  return {d.read(name, "layouts"), d.read(name, "gtir"), d.read(name, "ptx")};
+}
+}  // namespace
+
+TEST_CASE("warp specialization (TILE_WARP_SPECIALIZE=1): a producer warpgroup issues the attention's tensor copies, the consumers wait and release") {
+  // FlashAttention-3's split of the descriptor forward at Triton's D = 128 config (128 / 128, 8
+  // warps): 12 warps launched, the producer's first thread the only one to issue copies (two
+  // boxes each of K and V a block, in its loop only: no prologue), the consumers' loop waiting on
+  // the copy barrier and releasing the buffer the previous iteration's P V read (one arrival a
+  // thread); no CTA barrier in the consumers' code (theirs is named barrier 1 of 256 threads);
+  // registers moved from the producer (24) to the consumers (240) from 168 a thread
+  const fwd_dump w = fwd_desc_sm90a("attn_fwd_ws_test", 128, 128, 128, 8, false, "1");
+  INFO(w.plan);
+  CHECK(count(w.plan, "warp-specialized: 4 producer warps after the kernel's 8 issue the tensor copies; registers a thread: consumers 240, producer 24") == 1);
+  CHECK(count(w.gtir, "warp_specialize {producer_warps = 4, consumer_regs = 240, producer_regs = 24}") == 1);
+  CHECK(count(w.gtir, "barrier_arrive ") == 1);
+  CHECK(count(w.ptx, ".reqntid 384, 1, 1") == 1);
+  CHECK(count(w.ptx, ".maxnreg 168") == 1);
+  CHECK(count(w.ptx, "setmaxnreg.inc.sync.aligned.u32 240;") == 1);
+  CHECK(count(w.ptx, "setmaxnreg.dec.sync.aligned.u32 24;") == 1);
+  CHECK(count(w.ptx, "cp.async.bulk.tensor.2d") == 4);
+  CHECK(count(w.ptx, "mbarrier.arrive.expect_tx") == 1);
+  CHECK(count(w.ptx, "mbarrier.arrive.shared::cta.b64 _") == 1);
+  CHECK(count(w.ptx, "bar.sync \t0;") == 1);  // (after the barriers' set-up, before the partitions)
+  CHECK(count(w.ptx, "bar.sync 1, 256;") >= 3);
+  CHECK(count(w.ptx, "ld.local") + count(w.ptx, "st.local") == 0);
+  // without it: the one-partition form (prologue copies, a CTA barrier before each refill)
+  const fwd_dump plain = fwd_desc_sm90a("attn_fwd_plain_test", 128, 128, 128, 8, false, "0");
+  CHECK(count(plain.plan, "warp-specialized") == 0);
+  CHECK(count(plain.ptx, ".reqntid 256, 1, 1") == 1);
+  CHECK(count(plain.ptx, "setmaxnreg") + count(plain.ptx, "bar.sync 1,") == 0);
+  CHECK(count(plain.ptx, "cp.async.bulk.tensor.2d") == 4 * 3);
+}
+
+TEST_CASE("warp specialization needs every ring in shared memory at once: the causal D = 128 forward's two loops run without it") {
+  // its two loops (the diagonal blocks, then the blocks before them) each fill 4 buffers of K and V
+  // blocks (32 KB a buffer at 128 / 64): the producer may fill the second loop's ring while the
+  // consumers still read the first's, and the two do not fit together
+  const fwd_dump w = fwd_desc_sm90a("attn_fwd_ws_causal_test", 128, 128, 64, 8, true, "1");
+  INFO(w.plan);
+  CHECK(count(w.plan, "131104 bytes of rings") == 2);
+  CHECK(count(w.plan, "warp-specialized") == 0);
+  CHECK(count(w.ptx, "setmaxnreg") == 0);
+  // at D = 64 both rings fit: one producer loop a consumer loop
+  const fwd_dump s = fwd_desc_sm90a("attn_fwd_ws_causal64_test", 64, 128, 64, 8, true, "1");
+  INFO(s.plan);
+  CHECK(count(s.plan, "warp-specialized") == 1);
+  CHECK(count(s.gtir, "barrier_arrive ") == 2);
+  CHECK(count(s.ptx, "ld.local") + count(s.ptx, "st.local") == 0);
 }
 
 namespace {

@@ -13,7 +13,10 @@
 //   copy_barrier_*       init (after the program's writes to the copies' tensors are visible to
 //                        the copy engine; + the fence that shows the barriers to it) and inval by
 //                        the first thread; expect (arrive with the bytes) by it where valid; wait by all
-//   barrier              the target's barrier: the CTA's, or a named one of some warps
+//   barrier              the target's barrier: the CTA's, or a named one of some warps (in a
+//                        warp-specialized kernel's consumer partition, the CTA's is the
+//                        consumers' named barrier kConsumerBarrier)
+//   barrier_arrive       where valid, every thread arrives on the slot's barrier
 //   shared_fence         the engine's make_visible (a warpgroup engine reads through another path)
 //   copy_fence           the program's global writes visible to the copy engine
 //   mma_wait             the engine's wait on the accumulator's registers, 128 at a time
@@ -30,7 +33,7 @@ using ir::OpKind;
 void GpuLowering::lower_async(const ir::Op& op) {
   auto& B = b();
   auto* i64 = B.getInt64Ty();
-  auto first_thread = [&] { return B.CreateICmpEQ(target.thread_id(S), B.getInt32(0)); };
+  auto first_thread = [&] { return B.CreateICmpEQ(target.thread_id(S), B.getInt32(static_cast<std::uint32_t>(issuer_thread_))); };
   // copy barrier `slot` of the barriers operand k
   auto bar = [&](unsigned k, llvm::Value* slot) {
     return smem_abs(B.CreateAdd(buffer_at(op.operand(k)), B.CreateMul(B.CreateZExt(slot, i64), B.getInt64(8))));
@@ -132,7 +135,16 @@ void GpuLowering::lower_async(const ir::Op& op) {
     case OpKind::copy_barrier_wait:
       copies().barrier_wait(S, bar(0, get(op.operand(1)).regs[0]), get(op.operand(2)).regs[0]);
       return;
+    case OpKind::barrier_arrive: {
+      llvm::Value* at = bar(0, get(op.operand(1)).regs[0]);
+      S.if_else(get(op.operand(2)).regs[0], [&]() -> llvm::Value* {
+        copies().barrier_arrive(S, at);
+        return nullptr;
+      }, nullptr, "release");
+      return;
+    }
     case OpKind::barrier:
+      if (op.attrs.ints[0] == 0 && op.attrs.ints[1] == -1) return barrier();  // (the CTA's, or the consumers' own)
       target.barrier(S, static_cast<int>(op.attrs.ints[0]), op.attrs.ints[1] == -1 ? 0 : static_cast<int>(op.attrs.ints[1]));
       return;
     case OpKind::shared_fence:

@@ -118,7 +118,10 @@ llvm::Value* GpuLowering::smem_abs(llvm::Value* byte_offset) {
   return b().CreateGEP(b().getInt8Ty(), target.shared_base(S), byte_offset);
 }
 
-void GpuLowering::barrier() { target.barrier(S, 0, 0); }
+void GpuLowering::barrier() {
+  if (consumer_threads_) target.barrier(S, kConsumerBarrier, consumer_threads_);  // (a warp-specialized kernel's consumers)
+  else target.barrier(S, 0, 0);
+}
 
 void GpuLowering::scratch_phase() {
   if (scratch_phases_++ > 0) barrier();  // the op's previous phase's loads are done

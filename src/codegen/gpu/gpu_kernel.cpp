@@ -182,7 +182,9 @@ void GpuLowering::lower_op_body(const ir::Op& op) {
     case OpKind::barrier:
     case OpKind::shared_fence:
     case OpKind::copy_fence:
+    case OpKind::barrier_arrive:
     case OpKind::mma_wait: lower_async(op); return;
+    case OpKind::warp_specialize: lower_partitions(op); return;
     case OpKind::splat: {
       const DV& s = get(op.operand(0));
       set(op.result(), splat(s.regs.at(0), rt(), layout_of(op.result())));

@@ -134,7 +134,7 @@ class GpuLowering {
   /// barrier first unless it is the op's first (insert_barriers placed that one's), then its
   /// stores, barrier(), its loads.
   void scratch_phase();
-  /// A CTA barrier.
+  /// A CTA barrier (in a warp-specialized kernel's consumer partition, the consumers' named one).
   void barrier();
   /// The 32-bit word of 16-bit float registers `lo` (low half) and `hi` that are both conversions
   /// from f32 to f16 (or both to bf16, whose registers are the i16 of their bits): the target's
@@ -199,6 +199,15 @@ class GpuLowering {
   /// The ops of a pipelined loop (schedule/pipeline_loops.cpp): buffer_index, iter_ahead, the
   /// copies, their groups and barriers, barrier, shared_fence, mma_wait (gpu_async.cpp).
   void lower_async(const ir::Op& op);
+  /// warp_specialize: the producer and consumer partitions (gpu_partitions.cpp).
+  void lower_partitions(const ir::Op& op);
+  /// The thread that issues a CTA's tensor copies and arms their barriers: the CTA's first, or in
+  /// a warp-specialized kernel's producer partition the producer's first.
+  int issuer_thread_ = 0;
+  /// Inside a warp-specialized kernel's consumer partition: its threads (a CTA barrier there is
+  /// theirs alone, a named barrier); 0 elsewhere.
+  int consumer_threads_ = 0;
+  static constexpr int kConsumerBarrier = 1;  // (the named barrier id of the consumers' CTA barrier)
   void lower_control(const ir::Op& op);
   /// A `for`'s run-time check that its step is positive (> 0; unsigned: != 0): the failure
   /// naming the kernel and the loop's line, unless the step is a constant that passes.

@@ -76,6 +76,8 @@ class AsyncCopyEngine {
   virtual void barrier_expect(Lowering& L, llvm::Value* bar, std::uint32_t bytes) const = 0;
   /// Waits (every calling thread) until the phase of `bar` with parity `parity` (i32 0/1) is done.
   virtual void barrier_wait(Lowering& L, llvm::Value* bar, llvm::Value* parity) const = 0;
+  /// The calling thread arrives on `bar` (no transaction bytes): a consumer releasing a buffer.
+  virtual void barrier_arrive(Lowering& L, llvm::Value* bar) const = 0;
 };
 
 class GpuTargetHooks : public TargetHooks {
@@ -91,6 +93,11 @@ class GpuTargetHooks : public TargetHooks {
   /// those threads is visible to them after it. Named barriers let groups of warps (a
   /// warp-specialized producer and its consumers) wait for each other alone.
   virtual void barrier(Lowering& L, int id, int threads) const = 0;
+  /// A warpgroup's threads run on with `regs` registers each from here (`increase`: more than
+  /// before, taken from what other warpgroups gave back; else fewer, given back): a
+  /// warp-specialized kernel's partitions (schedule/warp_specialize.hpp). Every thread of the
+  /// warpgroup takes part.
+  virtual void set_registers(Lowering& L, int regs, bool increase) const = 0;
   /// The value (i32) of lane (lane ^ mask) of the calling warp; every lane takes part.
   virtual llvm::Value* shuffle_xor_i32(Lowering& L, llvm::Value* v, int mask) const = 0;
   /// The value (i32) of lane (lane - delta) (`up`) or (lane + delta); a lane whose source is

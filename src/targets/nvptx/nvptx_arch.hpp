@@ -28,6 +28,9 @@ struct lowering_options {
   /// The kernel's `.maxnreg` (0: none): ptxas fits it in this many registers a thread, where
   /// one more block an SM needs them (the retry keeps the build only if it spills no more).
   int max_registers = 0;
+  /// The kernel runs warp-specialized where it qualifies (schedule/warp_specialize.hpp): the
+  /// variant compile_cuda tries where the plain build holds one block an SM.
+  bool warp_specialize = false;
   static lowering_options lean(int max_registers = 0) { return {.exp_batch = 2, .max_registers = max_registers}; }
   bool operator==(const lowering_options&) const = default;
 };

@@ -44,6 +44,9 @@ void NvptxAsyncCopy::barrier_inval(codegen::Lowering& L, llvm::Value* bar) const
 void NvptxAsyncCopy::barrier_expect(codegen::Lowering& L, llvm::Value* bar, std::uint32_t bytes) const {
   asm_call(L, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], " + std::to_string(bytes) + ";", "r", {shared32(L, bar)});
 }
+void NvptxAsyncCopy::barrier_arrive(codegen::Lowering& L, llvm::Value* bar) const {
+  asm_call(L, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {shared32(L, bar)});
+}
 void NvptxAsyncCopy::barrier_wait(codegen::Lowering& L, llvm::Value* bar, llvm::Value* parity) const {
   // try_wait suspends the thread for a while inside the instruction; loop until the phase is done
   asm_call(L,

@@ -29,6 +29,7 @@ class NvptxAsyncCopy final : public codegen::gpu::AsyncCopyEngine {
   void barrier_inval(codegen::Lowering& L, llvm::Value* bar) const override;
   void barrier_expect(codegen::Lowering& L, llvm::Value* bar, std::uint32_t bytes) const override;
   void barrier_wait(codegen::Lowering& L, llvm::Value* bar, llvm::Value* parity) const override;
+  void barrier_arrive(codegen::Lowering& L, llvm::Value* bar) const override;
 
  private:
   arch arch_;

@@ -153,6 +153,11 @@ void NvptxTarget::barrier(codegen::Lowering& L, int id, int threads) const {
   void_asm(L, "bar.sync " + std::to_string(id) + (threads ? ", " + std::to_string(threads) : std::string()) + ";");
 }
 
+void NvptxTarget::set_registers(codegen::Lowering& L, int regs, bool increase) const {
+  if (!arch_.accel || arch_.sm < 90) throw tile::error("nvptx: setmaxnreg needs sm_90a, not " + arch_.name());
+  void_asm(L, std::string("setmaxnreg.") + (increase ? "inc" : "dec") + ".sync.aligned.u32 " + std::to_string(regs) + ";");
+}
+
 llvm::Value* NvptxTarget::shuffle_xor_i32(codegen::Lowering& L, llvm::Value* v, int mask) const {
   auto& b = *L.b;
   return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
