@@ -167,6 +167,7 @@ std::unique_ptr<Function> clone(const Function& f) {
   out->num_warps = f.num_warps;
   out->num_stages = f.num_stages;
   out->fp_fusion = f.fp_fusion;
+  out->warp_specialize = f.warp_specialize;
   out->gpu = f.gpu;
   out->mma_target = f.mma_target;
   std::unordered_map<const Value*, Value*> map;

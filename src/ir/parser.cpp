@@ -291,14 +291,14 @@ class Parser {
     advance();
     return v;
   }
-  /// `attributes {gpu, num_warps = 4, num_stages = 3, fp_fusion = 0}`
+  /// `attributes {gpu, num_warps = 4, num_stages = 3, fp_fusion = 0, warp_specialize = 1}`
   void kernel_attributes(Function& f) {
     advance();
     expect("{");
     for (bool first = true; !is("}"); first = false) {
       if (!first) expect(",");
       const token key = t_;
-      const std::string w = ident("a kernel attribute (gpu, num_warps, num_stages, fp_fusion)");
+      const std::string w = ident("a kernel attribute (gpu, num_warps, num_stages, fp_fusion, warp_specialize)");
       if (w == "gpu") {
         f.gpu = true;
         continue;
@@ -314,8 +314,11 @@ class Parser {
         f.num_stages = static_cast<int>(v);
       } else if (w == "fp_fusion") {
         f.fp_fusion = v != 0;
+      } else if (w == "warp_specialize") {
+        if (v != 0 && v != 1) fail_at(at, "0 or 1");
+        f.warp_specialize = static_cast<int>(v);
       } else {
-        fail_at(key, "a kernel attribute (gpu, num_warps, num_stages, fp_fusion)");
+        fail_at(key, "a kernel attribute (gpu, num_warps, num_stages, fp_fusion, warp_specialize)");
       }
     }
     advance();

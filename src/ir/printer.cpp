@@ -101,10 +101,12 @@ class Printer {
     // the launch options: always at the GPU level (its layouts are for num_warps warps), in tile
     // IR where they are not the defaults
     const Function dflt;
-    if (f.gpu || f.num_warps != dflt.num_warps || f.num_stages != dflt.num_stages || f.fp_fusion != dflt.fp_fusion) {
+    if (f.gpu || f.num_warps != dflt.num_warps || f.num_stages != dflt.num_stages || f.fp_fusion != dflt.fp_fusion ||
+        f.warp_specialize != dflt.warp_specialize) {
       out_ += std::string(" attributes {") + (f.gpu ? "gpu, " : "") + "num_warps = " + std::to_string(f.num_warps) +
               ", num_stages = " + std::to_string(f.num_stages);
       if (!f.fp_fusion) out_ += ", fp_fusion = 0";
+      if (f.warp_specialize >= 0) out_ += ", warp_specialize = " + std::to_string(f.warp_specialize);
       out_ += "}";
     }
     out_ += " {";

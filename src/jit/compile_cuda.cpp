@@ -138,7 +138,7 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
     std::shared_ptr<const ptx_kernel> k;
     loaded code;
   };
-  std::shared_ptr<const ptx_kernel> first_k = compile_ptx(*fn, a, first_options());
+  std::shared_ptr<const ptx_kernel> first_k = compile_ptx(*fn, a, first_options(*fn));
   std::optional<targets::nvptx::lowering_options> lean_options;
   build best = pick_variant(
       build{first_k, assemble_and_load(*first_k, src, drv, a)},
@@ -154,7 +154,7 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
   // unless it spills more
   std::optional<targets::nvptx::lowering_options> ws_options;
   best = pick_variant(
-      std::move(best), [&](const build& b) { return (ws_options = warp_specialized_variant(sm, *b.k, use_of(*b.code.mod))).has_value(); },
+      std::move(best), [&](const build& b) { return (ws_options = warp_specialized_variant(sm, *fn, *b.k, use_of(*b.code.mod))).has_value(); },
       [&]() -> std::optional<build> {
         auto w = compile_ptx(*fn, a, *ws_options);
         return build{w, assemble_and_load(*w, src, drv, a)};

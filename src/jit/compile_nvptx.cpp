@@ -58,8 +58,12 @@ std::unique_ptr<ir::Function> lower_descriptors(const ir::Function& fn, const ta
   return c;
 }
 
-/// Warp specialization may be tried (TILE_WARP_SPECIALIZE=0: never).
-bool warp_specialization_allowed() { return env::get("TILE_WARP_SPECIALIZE") != "0"; }
+/// Warp specialization may be tried (not warp_specialize = false at the launch, or
+/// TILE_WARP_SPECIALIZE=0 where the launch says nothing).
+bool fn_allows_warp_specialization(const ir::Function& fn) {
+  if (fn.warp_specialize >= 0) return fn.warp_specialize == 1;
+  return env::get("TILE_WARP_SPECIALIZE") != "0";
+}
 
 /// The host's description of tensor map `k` of `pipes` (what the launch encodes).
 drivers::tensor_map_spec tensor_map_of(const ir::Function& f, const schedule::PipelinePlan& pipes, std::size_t k) {
@@ -161,7 +165,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
     f = lowered.get();
   }
   for (std::size_t i = 0; i < pipes.tensor_maps.size(); ++i) k->tensor_maps.push_back(tensor_map_of(*gpu, pipes, i));
-  if (warp_specialization_allowed()) {
+  if (fn_allows_warp_specialization(original)) {
     auto ws = schedule::plan_warp_specialization(*gpu, pipes, smem_limit);
     k->warp_specializable = ws.has_value();
     if (options.warp_specialize) pipes.warp_specialized = ws;
@@ -219,7 +223,7 @@ cache_key ptx_key(const ir::Function& fn, const targets::nvptx::arch& a) {
   key.ir_hash = ir::structural_hash(fn) ^ (ir::failure_location_hash(fn) * 0x9e3779b97f4a7c15ull);
   key.target = "nvptx-" + a.name();
   key.options = std::string(kOptions) + ";w" + std::to_string(fn.num_warps) + ";s" + std::to_string(fn.num_stages) +
-                (fn.fp_fusion ? "" : ";nofma");
+                (fn.fp_fusion ? "" : ";nofma") + (fn.warp_specialize >= 0 ? ";ws" + std::to_string(fn.warp_specialize) : "");
   key.version = support::build_id();
   key.kernel = fn.name;
   return key;
@@ -303,15 +307,25 @@ std::optional<targets::nvptx::lowering_options> lean_variant(const sm_limits& sm
   return targets::nvptx::lowering_options::lean(cap);
 }
 
-targets::nvptx::lowering_options first_options() {
+namespace {
+/// The launch's warp_specialize (0, 1), else TILE_WARP_SPECIALIZE's (0, 1), else -1.
+int warp_specialize_choice(const ir::Function& fn) {
+  if (fn.warp_specialize >= 0) return fn.warp_specialize;
+  const std::string mode = env::get("TILE_WARP_SPECIALIZE");
+  return mode == "0" ? 0 : mode == "1" ? 1 : -1;
+}
+}  // namespace
+
+targets::nvptx::lowering_options first_options(const ir::Function& fn) {
   targets::nvptx::lowering_options o;
-  o.warp_specialize = env::get("TILE_WARP_SPECIALIZE") == "1";
+  o.warp_specialize = warp_specialize_choice(fn) == 1;
   return o;
 }
 
-std::optional<targets::nvptx::lowering_options> warp_specialized_variant(const sm_limits& sm, const ptx_kernel& k, const block_use& first) {
-  const std::string mode = env::get("TILE_WARP_SPECIALIZE");
-  if (!k.warp_specializable || k.options.warp_specialize || mode == "0" || blocks_per_sm(sm, first) != 1) return std::nullopt;
+std::optional<targets::nvptx::lowering_options> warp_specialized_variant(const sm_limits& sm, const ir::Function& fn, const ptx_kernel& k,
+                                                                         const block_use& first) {
+  if (!k.warp_specializable || k.options.warp_specialize || warp_specialize_choice(fn) == 0 || blocks_per_sm(sm, first) != 1)
+    return std::nullopt;
   targets::nvptx::lowering_options o;
   o.warp_specialize = true;
   return o;

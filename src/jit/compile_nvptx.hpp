@@ -74,10 +74,13 @@ std::optional<targets::nvptx::lowering_options> lean_variant(const sm_limits& sm
 /// or none: where it qualifies (ptx_kernel::warp_specializable) and the plain build holds one
 /// block an SM (its registers or shared memory keep a second off: the warps a producer adds and
 /// the register cap it needs cost nothing then; where two blocks fit, they hide the copies'
-/// latency as well). TILE_WARP_SPECIALIZE=0: never (=1: the first build is, first_options).
-std::optional<targets::nvptx::lowering_options> warp_specialized_variant(const sm_limits& sm, const ptx_kernel& k, const block_use& first);
-/// The options of a kernel's first build: the defaults, warp-specialized where TILE_WARP_SPECIALIZE=1.
-targets::nvptx::lowering_options first_options();
+/// latency as well). The launch's warp_specialize = false (or TILE_WARP_SPECIALIZE=0): never;
+/// = true (=1): the first build is (first_options).
+std::optional<targets::nvptx::lowering_options> warp_specialized_variant(const sm_limits& sm, const ir::Function& fn, const ptx_kernel& k,
+                                                                         const block_use& first);
+/// The options of `fn`'s first build: the defaults, warp-specialized where the launch says
+/// warp_specialize = true (or TILE_WARP_SPECIALIZE=1 where it says nothing).
+targets::nvptx::lowering_options first_options(const ir::Function& fn);
 /// "lean" for a kernel lowered with lowering_options::lean(cap), "warp-specialized" for one
 /// lowered with warp_specialize, else "".
 std::string variant_name(const ptx_kernel& k);

@@ -226,7 +226,7 @@ nvptx_build build_nvptx(const ir::Function& fn, const targets::nvptx::arch& a, b
   };
   std::optional<targets::nvptx::lowering_options> lean_options, ws_options;
   build first = pick_variant(
-      make(first_options()),
+      make(first_options(fn)),
       [&](const build& b) {
         return b.assembled && b.usage.registers >= 0 && env::enabled("TILE_OCCUPANCY_RETRY") &&
                (lean_options = lean_variant(sm, *b.k, use(b))).has_value();
@@ -241,7 +241,7 @@ nvptx_build build_nvptx(const ir::Function& fn, const targets::nvptx::arch& a, b
   return pick_variant(
       std::move(first),
       [&](const build& b) {
-        return b.assembled && b.usage.registers >= 0 && (ws_options = warp_specialized_variant(sm, *b.k, use(b))).has_value();
+        return b.assembled && b.usage.registers >= 0 && (ws_options = warp_specialized_variant(sm, fn, *b.k, use(b))).has_value();
       },
       [&]() -> std::optional<build> {
         build w = make(*ws_options);

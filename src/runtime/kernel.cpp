@@ -274,6 +274,7 @@ struct kernel_core::state {
     inline_array<meta_value, kInlineMetas> metas;  // in order of the kernel's meta-parameters
     int num_warps = 4, num_stages = 3;
     bool fp_fusion = true;  // enable_fp_fusion
+    int warp_specialize = -1;  // warp_specialize (-1: not given, the compiler's choice)
     device_impl* dev = nullptr;  // an opened device: it lives as long as the process
     key_buffer key;  // each argument's class, the metas, the options, the device
   };
@@ -355,6 +356,7 @@ void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, 
   // meta-parameters against the signature
   for (auto& m : metas) {
     const bool fusion = m.name == "enable_fp_fusion";
+    const bool specialize = m.name == "warp_specialize";
     const bool option = is_launch_option(m.name);
     bool known = option || std::find(meta_names.begin(), meta_names.end(), m.name) != meta_names.end();
     if (!known) {
@@ -365,6 +367,9 @@ void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, 
     if (fusion) {
       if (m.k != meta_value::kind::boolean) fail("enable_fp_fusion must be a bool", loc);
       p.fp_fusion = m.i != 0;
+    } else if (specialize) {
+      if (m.k != meta_value::kind::boolean) fail("warp_specialize must be a bool", loc);
+      p.warp_specialize = m.i != 0 ? 1 : 0;
     } else if (option) {
       if (m.k != meta_value::kind::integer || m.i < 1) fail(std::string(m.name) + " must be a positive integer", loc);
       if (m.name == "num_warps") {
@@ -403,6 +408,7 @@ void kernel_core::state::prepare(prepared& p, std::span<const launch_arg> args, 
   p.key.put(p.num_warps);
   p.key.put(p.num_stages);
   p.key.put(p.fp_fusion);
+  p.key.put(p.warp_specialize);
   if (!p.dev) {
     try {
       p.dev = device::best().impl().get();  // opened devices are kept for the whole process
@@ -502,6 +508,7 @@ std::string kernel_core::state::spec_text(const prepared& p) const {
   add("num_warps=" + std::to_string(p.num_warps));
   add("num_stages=" + std::to_string(p.num_stages));
   if (!p.fp_fusion) add("enable_fp_fusion=false");
+  if (p.warp_specialize >= 0) add(p.warp_specialize ? "warp_specialize=true" : "warp_specialize=false");
   return s;
 }
 
@@ -540,6 +547,7 @@ std::shared_ptr<ir::Function> kernel_core::state::trace(const prepared& p) const
   fn->num_warps = p.num_warps;
   fn->num_stages = p.num_stages;
   fn->fp_fusion = p.fp_fusion;
+  fn->warp_specialize = p.warp_specialize;
   std::vector<node*> nodes;
   {
     frontend::Trace trace(*fn, name);

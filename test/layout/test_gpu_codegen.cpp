@@ -16,6 +16,7 @@
 #include "tile/tile.hpp"
 #include "../../bench/kernels.hpp"
 #include "../../samples/attention_kernels.hpp"
+#include "jit/compile_nvptx.hpp"
 #include "jit/ptxas.hpp"
 #include "../requires.hpp"
 
@@ -1041,37 +1042,43 @@ TEST_CASE("attention through tensor descriptors on sm_90a: K (read through tl::t
 }
 
 namespace {
-/// make_attn_fwd_desc's kernel `name` compiled for sm_90a (null device, N = 512) with
-/// TILE_WARP_SPECIALIZE=`ws`: its dump's plan ("layouts"), GPU-level IR and PTX.
+/// make_attn_fwd_desc's kernel `name` compiled for sm_90a (null device, N = 512), launched with
+/// warp_specialize = `ws` (-1: not given; TILE_WARP_SPECIALIZE=`env` then, where not null): its
+/// dump's plan ("layouts"), GPU-level IR and PTX.
 struct fwd_dump {
   std::string plan, gtir, ptx;
 };
-fwd_dump fwd_desc_sm90a(const char* name, int D, int BM, int BN, int warps, bool causal, const char* ws) {
+fwd_dump fwd_desc_sm90a(const char* name, int D, int BM, int BN, int warps, bool causal, int ws, const char* env = nullptr) {
   auto fwd = make_attn_fwd_desc<tile::half>(name);
   setenv("TILE_TARGET", "sm_90a", 1);
-  setenv("TILE_WARP_SPECIALIZE", ws, 1);
+  if (env) setenv("TILE_WARP_SPECIALIZE", env, 1);
   dump_dir d;
   auto dev = tile::device::get("null");
   const int Z = 1, H = 2, N = 512;
   auto t = [&] { return dev.alloc<tile::half>(Z * H * N * D); };
   auto q = t(), k = t(), v = t(), o = t();
   auto m = dev.alloc<float>(Z * H * N);
-  fwd[{N / BM, Z * H}](0.125f, m, Z, H, q, k, v, o, N, "HEAD_DIM"_c = D, "BLOCK_M"_c = BM, "BLOCK_N"_c = BN, "STAGE"_c = causal ? 3 : 1,
-                       "num_warps"_c = warps);
+  const tile::grid3 grid{N / BM, Z * H};
+  if (ws < 0)
+    fwd[grid](0.125f, m, Z, H, q, k, v, o, N, "HEAD_DIM"_c = D, "BLOCK_M"_c = BM, "BLOCK_N"_c = BN, "STAGE"_c = causal ? 3 : 1,
+              "num_warps"_c = warps);
+  else
+    fwd[grid](0.125f, m, Z, H, q, k, v, o, N, "HEAD_DIM"_c = D, "BLOCK_M"_c = BM, "BLOCK_N"_c = BN, "STAGE"_c = causal ? 3 : 1,
+              "num_warps"_c = warps, "warp_specialize"_c = ws == 1);
   unsetenv("TILE_WARP_SPECIALIZE");
   unsetenv("TILE_TARGET");
   return {d.read(name, "layouts"), d.read(name, "gtir"), d.read(name, "ptx")};
 }
 }  // namespace
 
-TEST_CASE("warp specialization (TILE_WARP_SPECIALIZE=1): a producer warpgroup issues the attention's tensor copies, the consumers wait and release") {
+TEST_CASE("warp specialization (warp_specialize = true): a producer warpgroup issues the attention's tensor copies, the consumers wait and release") {
   // FlashAttention-3's split of the descriptor forward at Triton's D = 128 config (128 / 128, 8
   // warps): 12 warps launched, the producer's first thread the only one to issue copies (two
   // boxes each of K and V a block, in its loop only: no prologue), the consumers' loop waiting on
   // the copy barrier and releasing the buffer the previous iteration's P V read (one arrival a
   // thread); no CTA barrier in the consumers' code (theirs is named barrier 1 of 256 threads);
   // registers moved from the producer (24) to the consumers (240) from 168 a thread
-  const fwd_dump w = fwd_desc_sm90a("attn_fwd_ws_test", 128, 128, 128, 8, false, "1");
+  const fwd_dump w = fwd_desc_sm90a("attn_fwd_ws_test", 128, 128, 128, 8, false, 1);
   INFO(w.plan);
   CHECK(count(w.plan, "warp-specialized: 4 producer warps after the kernel's 8 issue the tensor copies; registers a thread: consumers 240, producer 24") == 1);
   CHECK(count(w.gtir, "warp_specialize {producer_warps = 4, consumer_regs = 240, producer_regs = 24}") == 1);
@@ -1086,25 +1093,54 @@ TEST_CASE("warp specialization (TILE_WARP_SPECIALIZE=1): a producer warpgroup is
   CHECK(count(w.ptx, "bar.sync \t0;") == 1);  // (after the barriers' set-up, before the partitions)
   CHECK(count(w.ptx, "bar.sync 1, 256;") >= 3);
   CHECK(count(w.ptx, "ld.local") + count(w.ptx, "st.local") == 0);
-  // without it: the one-partition form (prologue copies, a CTA barrier before each refill)
-  const fwd_dump plain = fwd_desc_sm90a("attn_fwd_plain_test", 128, 128, 128, 8, false, "0");
+  // TILE_WARP_SPECIALIZE=1 where the launch says nothing: the same code
+  const fwd_dump env = fwd_desc_sm90a("attn_fwd_ws_env_test", 128, 128, 128, 8, false, -1, "1");
+  CHECK(count(env.ptx, ".reqntid 384, 1, 1") == 1);
+  CHECK(count(env.ptx, "setmaxnreg.inc.sync.aligned.u32 240;") == 1);
+  // warp_specialize = false (over TILE_WARP_SPECIALIZE=1): the one-partition form (prologue
+  // copies, a CTA barrier before each refill)
+  const fwd_dump plain = fwd_desc_sm90a("attn_fwd_plain_test", 128, 128, 128, 8, false, 0, "1");
   CHECK(count(plain.plan, "warp-specialized") == 0);
   CHECK(count(plain.ptx, ".reqntid 256, 1, 1") == 1);
   CHECK(count(plain.ptx, "setmaxnreg") + count(plain.ptx, "bar.sync 1,") == 0);
   CHECK(count(plain.ptx, "cp.async.bulk.tensor.2d") == 4 * 3);
 }
 
+TEST_CASE("warp specialization by default: the variant tried where the plain build holds one block an SM") {
+  // the descriptor forward's plain builds on an H100 / H200 (ptxas's registers, 256 threads): D =
+  // 128, 128 / 64 (189 registers, 160 KB) holds one block, so its warp-specialized build is tried;
+  // D = 64, 128 / 64 (124 registers, 82 KB) holds two, which hide the copies' latency as well
+  const tile::jit::sm_limits sm = tile::jit::sm_limits_of(90);
+  tile::jit::ptx_kernel k;
+  k.warp_specializable = true;
+  tile::ir::Function fn;
+  const tile::jit::block_use one{.threads = 256, .registers = 189, .shared_bytes = 163872};
+  const tile::jit::block_use two{.threads = 256, .registers = 124, .shared_bytes = 82944};
+  const auto v = tile::jit::warp_specialized_variant(sm, fn, k, one);
+  REQUIRE(v);
+  CHECK(v->warp_specialize);
+  CHECK_FALSE(tile::jit::warp_specialized_variant(sm, fn, k, two));
+  fn.warp_specialize = 0;  // the launch's warp_specialize = false
+  CHECK_FALSE(tile::jit::warp_specialized_variant(sm, fn, k, one));
+  fn.warp_specialize = 1;  // = true: the first build already is
+  CHECK(tile::jit::first_options(fn).warp_specialize);
+  fn.warp_specialize = -1;
+  CHECK_FALSE(tile::jit::first_options(fn).warp_specialize);
+  k.warp_specializable = false;  // a kernel that does not qualify
+  CHECK_FALSE(tile::jit::warp_specialized_variant(sm, fn, k, one));
+}
+
 TEST_CASE("warp specialization needs every ring in shared memory at once: the causal D = 128 forward's two loops run without it") {
   // its two loops (the diagonal blocks, then the blocks before them) each fill 4 buffers of K and V
   // blocks (32 KB a buffer at 128 / 64): the producer may fill the second loop's ring while the
   // consumers still read the first's, and the two do not fit together
-  const fwd_dump w = fwd_desc_sm90a("attn_fwd_ws_causal_test", 128, 128, 64, 8, true, "1");
+  const fwd_dump w = fwd_desc_sm90a("attn_fwd_ws_causal_test", 128, 128, 64, 8, true, 1);
   INFO(w.plan);
   CHECK(count(w.plan, "131104 bytes of rings") == 2);
   CHECK(count(w.plan, "warp-specialized") == 0);
   CHECK(count(w.ptx, "setmaxnreg") == 0);
   // at D = 64 both rings fit: one producer loop a consumer loop
-  const fwd_dump s = fwd_desc_sm90a("attn_fwd_ws_causal64_test", 64, 128, 64, 8, true, "1");
+  const fwd_dump s = fwd_desc_sm90a("attn_fwd_ws_causal64_test", 64, 128, 64, 8, true, 1);
   INFO(s.plan);
   CHECK(count(s.plan, "warp-specialized") == 1);
   CHECK(count(s.gtir, "barrier_arrive ") == 2);

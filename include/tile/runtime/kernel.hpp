@@ -327,7 +327,8 @@ struct signature<std::tuple<P...>> {
 
 /// Triton's launch options: meta arguments every kernel takes besides its own constexprs (checked
 /// at compile time here, their values at launch by kernel.cpp).
-inline constexpr std::array<std::string_view, 4> launch_options{"num_warps", "num_stages", "num_ctas", "enable_fp_fusion"};
+inline constexpr std::array<std::string_view, 5> launch_options{"num_warps", "num_stages", "num_ctas", "enable_fp_fusion",
+                                                                "warp_specialize"};
 constexpr bool is_launch_option(std::string_view name) {
   for (std::string_view o : launch_options)
     if (o == name) return true;
