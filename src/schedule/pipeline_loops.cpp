@@ -50,6 +50,7 @@
 #include "schedule/warp_specialize.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace tile::schedule {
 
@@ -57,12 +58,25 @@ using ir::OpKind;
 
 namespace {
 
+/// Rings the warp-specialized loops of one ring_signature share, in program order: each loop
+/// starts at the slot and phase the one before it left (the producer's and the consumers' own),
+/// and the last one retires the barriers.
+struct RingGroup {
+  std::vector<ir::Value*> rings;
+  ir::Value* barriers = nullptr;
+  ir::Value* release = nullptr;
+  ir::Value* consumer_slot = nullptr, *consumer_phase = nullptr;  // (null: 0, no loop ran on it yet)
+  ir::Value* producer_slot = nullptr, *producer_phase = nullptr;
+  int loops_left = 0;
+};
+
 /// The warp_specialize op the kernel's body moved into, and what its producer computed so far.
 struct Partitions {
   const ir::Function& f;
   ir::Op* op = nullptr;
   std::unordered_map<const ir::Value*, ir::Value*> producer_values;  // (producer_scalar's memo)
   int consumer_threads = 0;
+  std::map<std::string, RingGroup> rings;  // by ring_signature
 };
 
 class Rewriter {
@@ -120,15 +134,27 @@ class Rewriter {
   std::vector<ir::Value*> rings_;
   ir::Value* barriers_ = nullptr;
   ir::Value* release_ = nullptr;  // (warp-specialized: the consumers' release barriers)
+  RingGroup* group_ = nullptr;    // (warp-specialized: the rings it shares)
 
   /// The warp-specialized form (see the file comment): the rings before the partitions, the
   /// producer's loop in region 0, the consumers' loop waiting and releasing.
   void run_specialized() {
-    ir::Builder top(&body_of_kernel());
-    top.set_insertion_before(ws_->op);
-    make_rings(top);
-    release_ = op1(top, OpKind::local_alloc, {}, ir::Type(dtype::i64, false, {pl_.buffers}, nullptr, ir::smem::barriers), {-1});
-    op0(top, OpKind::copy_barrier_init, {release_}, {ws_->consumer_threads});
+    group_ = &ws_->rings.at(ring_signature(pl_));
+    if (group_->rings.empty()) {  // (the first loop on these rings makes them)
+      ir::Builder top(&body_of_kernel());
+      top.set_insertion_before(ws_->op);
+      make_rings(top);
+      release_ = op1(top, OpKind::local_alloc, {}, ir::Type(dtype::i64, false, {pl_.buffers}, nullptr, ir::smem::barriers), {-1});
+      op0(top, OpKind::copy_barrier_init, {release_}, {ws_->consumer_threads});
+      group_->rings = rings_;
+      group_->barriers = barriers_;
+      group_->release = release_;
+    } else {
+      rings_ = group_->rings;
+      barriers_ = group_->barriers;
+      release_ = group_->release;
+    }
+    --group_->loops_left;
     producer_loop();
     // the consumers' loop carries the slot and the copy barriers' phase parity after its values;
     // their barrier before it (as where the rings are made in the other form: what the code
@@ -136,8 +162,8 @@ class Rewriter {
     ir::Builder b(loop_.parent);
     b.set_insertion_before(&loop_);
     op0(b, OpKind::barrier, {}, {0, -1});
-    loop_.operands.push_back(u32(b, 0));
-    loop_.operands.push_back(u32(b, 0));
+    loop_.operands.push_back(group_->consumer_slot ? group_->consumer_slot : u32(b, 0));
+    loop_.operands.push_back(group_->consumer_phase ? group_->consumer_phase : u32(b, 0));
     ir::Value* slot = body_.add_arg(u32_);
     ir::Value* phase = body_.add_arg(u32_);
     for (int k = 0; k < 2; ++k) {
@@ -214,11 +240,13 @@ class Rewriter {
         in.push_back(scalar(loop_.operand(static_cast<unsigned>(3 + k))));
         types.push_back(in.back()->type);
       }
-    in.push_back(u32(pb, 0));
-    in.push_back(u32(pb, 0));
+    in.push_back(group_->producer_slot ? group_->producer_slot : u32(pb, 0));
+    in.push_back(group_->producer_phase ? group_->producer_phase : u32(pb, 0));
     types.push_back(u32_);
     types.push_back(u32_);
     ir::Op* loop = pb.create(OpKind::for_, in, types, {}, loc_, 1);
+    group_->producer_slot = loop->result(static_cast<unsigned>(carried.size()));
+    group_->producer_phase = loop->result(static_cast<unsigned>(carried.size() + 1));
     ir::Block& body = *loop->region(0);
     map[body_.arg(0)] = body.add_arg(loop_.operand(0)->type);
     for (unsigned k : carried) map[body_.arg(k + 1)] = body.add_arg(body_.arg(k + 1)->type);
@@ -445,7 +473,12 @@ class Rewriter {
     auto it = std::find_if(outer.ops.begin(), outer.ops.end(), [&](const auto& o) { return o.get() == &loop_; });
     ir::Builder b(&outer, std::next(it));
     ir::Value* group = pl_.tensor_copy ? nullptr : loop_.result(static_cast<unsigned>(nc + 1));  // (the latest group's token)
+    if (group_) {  // (warp-specialized: the slot and phase the next loop on these rings starts from)
+      group_->consumer_slot = loop_.result(static_cast<unsigned>(nc));
+      group_->consumer_phase = loop_.result(static_cast<unsigned>(nc + 1));
+    }
     if (pl_.async_mma) wait_in_flight(outer, it, nc, b, group);
+    if (group_ && group_->loops_left > 0) return;  // (a later loop runs on the rings: they stay)
     if (pl_.tensor_copy) {
       op0(b, OpKind::barrier, {}, {0, -1});
       op0(b, OpKind::copy_barrier_inval, {barriers_});
@@ -469,6 +502,8 @@ class Rewriter {
     std::vector<ir::Type> types;
     for (std::size_t k = 0; k < nc; ++k) types.push_back(loop_.result(static_cast<unsigned>(k))->type);
     if (group) types.push_back(group->type);
+    const bool shared = group_ && group_->loops_left > 0;  // (a later loop runs on these rings)
+    if (shared) types.push_back(u32_), types.push_back(u32_);  // (the slot and phase after it)
     ir::Op* guard = gb.create(OpKind::if_, {runs}, types, {}, loc_, 2);
     // the loop moves into the then-branch
     ir::Block& then = *guard->region(0);
@@ -494,6 +529,22 @@ class Rewriter {
       init.push_back(loop_.operand(static_cast<unsigned>(3 + nc + 1)));
       group = guard->result(static_cast<unsigned>(nc));
     }
+    if (shared) {
+      // warp-specialized: the last iteration's buffer, which no iteration after it released, is
+      // released once its dots are done (the producer of a later loop on these rings waits for it)
+      const std::int64_t R = pl_.buffers;
+      ir::Value* slot = group_->consumer_slot;
+      ir::Value* first = op1(tb, OpKind::cmp, {slot, u32(tb, 0)}, i1_, {static_cast<std::int64_t>(ir::CmpPred::eq)});
+      ir::Value* last = op1(tb, OpKind::select, {first, u32(tb, R - 1), op1(tb, OpKind::sub, {slot, u32(tb, 1)}, u32_)}, u32_);
+      op0(tb, OpKind::barrier_arrive, {release_, last, tb.constant_int(i1_, 1, loc_)});
+      out.push_back(group_->consumer_slot);
+      out.push_back(group_->consumer_phase);
+      init.push_back(loop_.operand(static_cast<unsigned>(3 + nc)));
+      init.push_back(loop_.operand(static_cast<unsigned>(3 + nc + 1)));
+      const unsigned at_slot = static_cast<unsigned>(nc + (group ? 1 : 0));
+      group_->consumer_slot = guard->result(at_slot);
+      group_->consumer_phase = guard->result(at_slot + 1);
+    }
     tb.create(OpKind::yield, out, {}, {}, loc_);
     ir::Builder(guard->region(1)).create(OpKind::yield, init, {}, {}, loc_);
     auto after = std::find_if(outer.ops.begin(), outer.ops.end(), [&](const auto& o) { return o.get() == guard; });
@@ -516,7 +567,7 @@ Partitions open_partitions(ir::Function& f, const WarpSpecialization& w) {
     owned->parent = &consumers;
     consumers.ops.push_back(std::move(owned));
   }
-  Partitions p{f, op, {}, 32 * f.num_warps};
+  Partitions p{f, op, {}, 32 * f.num_warps, {}};
   return p;
 }
 
@@ -541,7 +592,10 @@ class PipelineLoops final : public transforms::Pass {
       if (plan_.loops.count(&o)) loops.push_back(&o);
     });
     std::optional<Partitions> ws;
-    if (plan_.warp_specialized && !loops.empty()) ws.emplace(open_partitions(f, *plan_.warp_specialized));
+    if (plan_.warp_specialized && !loops.empty()) {
+      ws.emplace(open_partitions(f, *plan_.warp_specialized));
+      for (ir::Op* l : loops) ++ws->rings[ring_signature(plan_.loops.at(l))].loops_left;
+    }
     for (ir::Op* l : loops) Rewriter(*l, plan_.loops.at(l), ws ? &*ws : nullptr).run();
     if (ws) close_partitions(f, *ws);
     return !loops.empty();

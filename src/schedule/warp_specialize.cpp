@@ -1,6 +1,8 @@
 // src/schedule/warp_specialize.cpp — layer: schedule. See warp_specialize.hpp.
 #include "schedule/warp_specialize.hpp"
 
+#include <unordered_set>
+
 #include "analysis/pointer_origin.hpp"
 #include "schedule/allocate_shared.hpp"
 
@@ -59,11 +61,20 @@ int launch_regs_for(int warps) { return floor8(std::min(255, 65536 / (32 * warps
 
 }  // namespace
 
+std::string ring_signature(const PipelinedLoop& pl) {
+  std::string s = std::to_string(pl.buffers);
+  for (const auto& l : pl.loads)
+    s += ";" + std::to_string(static_cast<int>(l.elem)) + "," + std::to_string(l.rows) + "x" + std::to_string(l.cols) + "," +
+         std::to_string(static_cast<int>(l.arrangement));
+  return s;
+}
+
 std::optional<WarpSpecialization> plan_warp_specialization(const ir::Function& f, const PipelinePlan& p, std::uint64_t smem_limit) {
   if (p.loops.empty() || f.num_warps % 4 != 0) return std::nullopt;
   WarpSpecialization ws;
   if (f.num_warps + ws.producer_warps > 32) return std::nullopt;
   std::uint64_t rings = 0;
+  std::unordered_set<std::string> shared;  // (one ring a signature)
   std::vector<const ir::Value*> bases;
   for (const auto& [loop, pl] : p.loops) {
     if (!pl.tensor_copy || !kernel_level(f, loop->parent)) return std::nullopt;
@@ -75,8 +86,10 @@ std::optional<WarpSpecialization> plan_warp_specialization(const ir::Function& f
       if (pl.ahead.count(o.get()))
         for (const auto& r : o->results)
           if (!r->type.is_scalar()) return std::nullopt;
-    rings += pl.ring_bytes();  // (the rings and copy barriers; the release barriers below)
-    rings += shared_bytes(ir::Type(dtype::i64, false, {pl.buffers}, nullptr, ir::smem::barriers));
+    if (shared.insert(ring_signature(pl)).second) {
+      rings += pl.ring_bytes();  // (the rings and copy barriers, and the release barriers)
+      rings += shared_bytes(ir::Type(dtype::i64, false, {pl.buffers}, nullptr, ir::smem::barriers));
+    }
     for (const auto& l : pl.loads) bases.push_back(l.load->operand(0));
   }
   // every buffer but the stagings the rings replace, live beside every ring

@@ -22,10 +22,12 @@
 // constants), no store or atomic may reach a tensor the copies read (the producer runs ahead
 // of every consumer op: noalias arguments of other origins only), the consumers are whole
 // warpgroups, and every ring fits in shared memory at once beside the kernel's other buffers
-// (the producer may fill a later loop's ring while the consumers are still in an earlier loop).
+// (the producer may fill a later loop's ring while the consumers are still in an earlier loop;
+// loops of one ring_signature share theirs).
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "ir/ir.hpp"
 #include "schedule/software_pipeline.hpp"
@@ -35,6 +37,12 @@ namespace tile::schedule {
 /// Whether `p` (plan_pipelines for `f`) may run warp-specialized (see above) with `smem_limit`
 /// bytes of shared memory; the partitions' warps and registers where it may.
 std::optional<WarpSpecialization> plan_warp_specialization(const ir::Function& f, const PipelinePlan& p, std::uint64_t smem_limit);
+
+/// What decides whether two warp-specialized loops share their rings (and barriers): their
+/// buffers, and each load's tile and arrangement, in order. Loops run one after the other, so
+/// loops of one signature take turns on one set of rings (the causal attention's diagonal
+/// blocks, then the blocks before them), the slots and phases going on from one to the next.
+std::string ring_signature(const PipelinedLoop& pl);
 
 /// `v`, a scalar of the kernel's body or an argument, as the producer computes it: pure ops of
 /// the body cloned at `b` (memoized in `map`); null where `v` is something else (a tile, a

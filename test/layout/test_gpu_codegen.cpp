@@ -1130,20 +1130,25 @@ TEST_CASE("warp specialization by default: the variant tried where the plain bui
   CHECK_FALSE(tile::jit::warp_specialized_variant(sm, fn, k, one));
 }
 
-TEST_CASE("warp specialization needs every ring in shared memory at once: the causal D = 128 forward's two loops run without it") {
+TEST_CASE("warp specialization of loops in sequence: the causal forward's two loops take turns on one set of rings") {
   // its two loops (the diagonal blocks, then the blocks before them) each fill 4 buffers of K and V
-  // blocks (32 KB a buffer at 128 / 64): the producer may fill the second loop's ring while the
-  // consumers still read the first's, and the two do not fit together
+  // blocks (32 KB a buffer at D = 128, 128 / 64): two rings each would not fit beside Q, and the
+  // producer may fill the second loop's buffers while the consumers are still in the first, so
+  // both loops run on one ring (one pair of barrier arrays), the slot and phase going on from the
+  // first loop to the second on both sides; the first loop's last buffer is released after it
   const fwd_dump w = fwd_desc_sm90a("attn_fwd_ws_causal_test", 128, 128, 64, 8, true, 1);
   INFO(w.plan);
   CHECK(count(w.plan, "131104 bytes of rings") == 2);
-  CHECK(count(w.plan, "warp-specialized") == 0);
-  CHECK(count(w.ptx, "setmaxnreg") == 0);
-  // at D = 64 both rings fit: one producer loop a consumer loop
+  CHECK(count(w.plan, "warp-specialized: 4 producer warps") == 1);
+  CHECK(count(w.gtir, "local_alloc {offset") == 2 + 2);  // (K's and V's rings, both barrier arrays; Q's staging has an operand)
+  CHECK(count(w.gtir, "barrier_arrive ") == 3);          // (each loop's, and after the first)
+  CHECK(count(w.gtir, "copy_barrier_inval ") == 2);          // (after the second loop only)
+  CHECK(count(w.ptx, "cp.async.bulk.tensor.2d") == 2 * 4);   // (two producer loops, two boxes of K and of V)
+  CHECK(count(w.ptx, "ld.local") + count(w.ptx, "st.local") == 0);
   const fwd_dump s = fwd_desc_sm90a("attn_fwd_ws_causal64_test", 64, 128, 64, 8, true, 1);
   INFO(s.plan);
   CHECK(count(s.plan, "warp-specialized") == 1);
-  CHECK(count(s.gtir, "barrier_arrive ") == 2);
+  CHECK(count(s.gtir, "barrier_arrive ") == 3);
   CHECK(count(s.ptx, "ld.local") + count(s.ptx, "st.local") == 0);
 }
 
