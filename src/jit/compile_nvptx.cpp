@@ -58,13 +58,6 @@ std::unique_ptr<ir::Function> lower_descriptors(const ir::Function& fn, const ta
   return c;
 }
 
-/// Warp specialization may be tried (not warp_specialize = false at the launch, or
-/// TILE_WARP_SPECIALIZE=0 where the launch says nothing).
-bool fn_allows_warp_specialization(const ir::Function& fn) {
-  if (fn.warp_specialize >= 0) return fn.warp_specialize == 1;
-  return env::get("TILE_WARP_SPECIALIZE") != "0";
-}
-
 /// The host's description of tensor map `k` of `pipes` (what the launch encodes).
 drivers::tensor_map_spec tensor_map_of(const ir::Function& f, const schedule::PipelinePlan& pipes, std::size_t k) {
   const ir::Op& l = *pipes.tensor_maps.at(k);
@@ -165,7 +158,9 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
     f = lowered.get();
   }
   for (std::size_t i = 0; i < pipes.tensor_maps.size(); ++i) k->tensor_maps.push_back(tensor_map_of(*gpu, pipes, i));
-  if (fn_allows_warp_specialization(original)) {
+  // whether it qualifies is the kernel's own (cached with its PTX, whatever the launch or
+  // TILE_WARP_SPECIALIZE chose: they pick the variants, first_options and warp_specialized_variant)
+  {
     auto ws = schedule::plan_warp_specialization(*gpu, pipes, smem_limit);
     k->warp_specializable = ws.has_value();
     if (options.warp_specialize) pipes.warp_specialized = ws;

@@ -76,7 +76,12 @@ struct Partitions {
   ir::Op* op = nullptr;
   std::unordered_map<const ir::Value*, ir::Value*> producer_values;  // (producer_scalar's memo)
   int consumer_threads = 0;
-  std::map<std::string, RingGroup> rings;  // by ring_signature
+  std::map<std::string, RingGroup> rings;  // by ring_key
+  bool share = false;                      // (WarpSpecialization::share_rings)
+  /// Which rings `loop` runs on: those of its ring_signature where loops share them, else its own.
+  std::string ring_key(const ir::Op& loop, const PipelinedLoop& pl) const {
+    return share ? ring_signature(pl) : ring_signature(pl) + "@" + std::to_string(reinterpret_cast<std::uintptr_t>(&loop));
+  }
 };
 
 class Rewriter {
@@ -139,7 +144,7 @@ class Rewriter {
   /// The warp-specialized form (see the file comment): the rings before the partitions, the
   /// producer's loop in region 0, the consumers' loop waiting and releasing.
   void run_specialized() {
-    group_ = &ws_->rings.at(ring_signature(pl_));
+    group_ = &ws_->rings.at(ws_->ring_key(loop_, pl_));
     if (group_->rings.empty()) {  // (the first loop on these rings makes them)
       ir::Builder top(&body_of_kernel());
       top.set_insertion_before(ws_->op);
@@ -567,7 +572,7 @@ Partitions open_partitions(ir::Function& f, const WarpSpecialization& w) {
     owned->parent = &consumers;
     consumers.ops.push_back(std::move(owned));
   }
-  Partitions p{f, op, {}, 32 * f.num_warps, {}};
+  Partitions p{f, op, {}, 32 * f.num_warps, {}, w.share_rings};
   return p;
 }
 
@@ -594,7 +599,7 @@ class PipelineLoops final : public transforms::Pass {
     std::optional<Partitions> ws;
     if (plan_.warp_specialized && !loops.empty()) {
       ws.emplace(open_partitions(f, *plan_.warp_specialized));
-      for (ir::Op* l : loops) ++ws->rings[ring_signature(plan_.loops.at(l))].loops_left;
+      for (ir::Op* l : loops) ++ws->rings[ws->ring_key(*l, plan_.loops.at(l))].loops_left;
     }
     for (ir::Op* l : loops) Rewriter(*l, plan_.loops.at(l), ws ? &*ws : nullptr).run();
     if (ws) close_partitions(f, *ws);

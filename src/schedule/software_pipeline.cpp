@@ -532,6 +532,7 @@ std::string print_pipelines(const ir::Function& f, const PipelinePlan& p) {
     os << "warp-specialized: " << w->producer_warps << " producer warps after the kernel's " << f.num_warps
        << " issue the tensor copies";
     if (w->consumer_regs > 0) os << "; registers a thread: consumers " << w->consumer_regs << ", producer " << w->producer_regs;
+    if (w->share_rings) os << "; loops of one ring shape take turns on one set of rings";
     os << "\n";
   }
   return os.str();

@@ -127,6 +127,8 @@ struct PipelinedLoop {
 struct WarpSpecialization {
   int producer_warps = 4;
   int consumer_regs = 0, producer_regs = 0;
+  /// Loops of one ring_signature take turns on one set of rings (each loop's own would not fit).
+  bool share_rings = false;
 };
 
 struct PipelinePlan {

@@ -73,8 +73,8 @@ std::optional<WarpSpecialization> plan_warp_specialization(const ir::Function& f
   if (p.loops.empty() || f.num_warps % 4 != 0) return std::nullopt;
   WarpSpecialization ws;
   if (f.num_warps + ws.producer_warps > 32) return std::nullopt;
-  std::uint64_t rings = 0;
-  std::unordered_set<std::string> shared;  // (one ring a signature)
+  std::uint64_t rings = 0, shared_rings = 0;  // (every loop its own rings; one set a ring_signature)
+  std::unordered_set<std::string> shared;
   std::vector<const ir::Value*> bases;
   for (const auto& [loop, pl] : p.loops) {
     if (!pl.tensor_copy || !kernel_level(f, loop->parent)) return std::nullopt;
@@ -86,10 +86,10 @@ std::optional<WarpSpecialization> plan_warp_specialization(const ir::Function& f
       if (pl.ahead.count(o.get()))
         for (const auto& r : o->results)
           if (!r->type.is_scalar()) return std::nullopt;
-    if (shared.insert(ring_signature(pl)).second) {
-      rings += pl.ring_bytes();  // (the rings and copy barriers, and the release barriers)
-      rings += shared_bytes(ir::Type(dtype::i64, false, {pl.buffers}, nullptr, ir::smem::barriers));
-    }
+    // the rings and copy barriers, and the release barriers
+    const std::uint64_t bytes = pl.ring_bytes() + shared_bytes(ir::Type(dtype::i64, false, {pl.buffers}, nullptr, ir::smem::barriers));
+    rings += bytes;
+    if (shared.insert(ring_signature(pl)).second) shared_rings += bytes;
     for (const auto& l : pl.loads) bases.push_back(l.load->operand(0));
   }
   // every buffer but the stagings the rings replace, live beside every ring
@@ -100,7 +100,12 @@ std::optional<WarpSpecialization> plan_warp_specialization(const ir::Function& f
       if (pl.is_pipelined_load(&o)) return;
     others += shared_bytes(o.result()->type);
   });
-  if (rings + others > smem_limit) return std::nullopt;
+  // each loop its own rings where they fit (the producer fills a later loop's while the consumers
+  // are in an earlier one), else loops of one ring_signature take turns on one set
+  if (rings + others > smem_limit) {
+    if (shared_rings + others > smem_limit) return std::nullopt;
+    ws.share_rings = true;
+  }
   // no store or atomic may reach what the copies read
   const analysis::PointerOrigins origins(f);
   bool reaches = false;

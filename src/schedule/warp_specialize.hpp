@@ -38,10 +38,11 @@ namespace tile::schedule {
 /// bytes of shared memory; the partitions' warps and registers where it may.
 std::optional<WarpSpecialization> plan_warp_specialization(const ir::Function& f, const PipelinePlan& p, std::uint64_t smem_limit);
 
-/// What decides whether two warp-specialized loops share their rings (and barriers): their
+/// What decides whether two warp-specialized loops may share their rings (and barriers): their
 /// buffers, and each load's tile and arrangement, in order. Loops run one after the other, so
-/// loops of one signature take turns on one set of rings (the causal attention's diagonal
-/// blocks, then the blocks before them), the slots and phases going on from one to the next.
+/// where each loop's own rings would not fit (WarpSpecialization::share_rings), loops of one
+/// signature take turns on one set (the causal attention's diagonal blocks, then the blocks
+/// before them), the slots and phases going on from one to the next.
 std::string ring_signature(const PipelinedLoop& pl);
 
 /// `v`, a scalar of the kernel's body or an argument, as the producer computes it: pure ops of

@@ -1130,7 +1130,7 @@ TEST_CASE("warp specialization by default: the variant tried where the plain bui
   CHECK_FALSE(tile::jit::warp_specialized_variant(sm, fn, k, one));
 }
 
-TEST_CASE("warp specialization of loops in sequence: the causal forward's two loops take turns on one set of rings") {
+TEST_CASE("warp specialization of loops in sequence: the causal forward's two loops take turns on one set of rings where two do not fit") {
   // its two loops (the diagonal blocks, then the blocks before them) each fill 4 buffers of K and V
   // blocks (32 KB a buffer at D = 128, 128 / 64): two rings each would not fit beside Q, and the
   // producer may fill the second loop's buffers while the consumers are still in the first, so
@@ -1140,15 +1140,20 @@ TEST_CASE("warp specialization of loops in sequence: the causal forward's two lo
   INFO(w.plan);
   CHECK(count(w.plan, "131104 bytes of rings") == 2);
   CHECK(count(w.plan, "warp-specialized: 4 producer warps") == 1);
+  CHECK(count(w.plan, "loops of one ring shape take turns on one set of rings") == 1);
   CHECK(count(w.gtir, "local_alloc {offset") == 2 + 2);  // (K's and V's rings, both barrier arrays; Q's staging has an operand)
   CHECK(count(w.gtir, "barrier_arrive ") == 3);          // (each loop's, and after the first)
   CHECK(count(w.gtir, "copy_barrier_inval ") == 2);          // (after the second loop only)
   CHECK(count(w.ptx, "cp.async.bulk.tensor.2d") == 2 * 4);   // (two producer loops, two boxes of K and of V)
   CHECK(count(w.ptx, "ld.local") + count(w.ptx, "st.local") == 0);
+  // at D = 64 each loop's own rings fit (2 x 64 KB): the producer fills the second loop's while
+  // the consumers are still in the first
   const fwd_dump s = fwd_desc_sm90a("attn_fwd_ws_causal64_test", 64, 128, 64, 8, true, 1);
   INFO(s.plan);
   CHECK(count(s.plan, "warp-specialized") == 1);
-  CHECK(count(s.gtir, "barrier_arrive ") == 3);
+  CHECK(count(s.plan, "take turns") == 0);
+  CHECK(count(s.gtir, "local_alloc {offset") == 2 * (2 + 2));
+  CHECK(count(s.gtir, "barrier_arrive ") == 2);
   CHECK(count(s.ptx, "ld.local") + count(s.ptx, "st.local") == 0);
 }
 
