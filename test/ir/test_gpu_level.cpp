@@ -336,5 +336,46 @@ TEST_CASE("GPU level: malformed layout text is an error at its line and column")
   CHECK(message(l0 + "kernel @k(%arg0: i32) attributes {gpu, num_warps = 3} {\n  return\n}\n")
             .find("bad.tir:2:52: expected a power of two from 1 to 32 warps, found '3'") != std::string::npos);
   CHECK(message(l0 + "kernel @k(%arg0: i32) attributes {gpu, warps = 4} {\n  return\n}\n")
-            .find("bad.tir:2:40: expected a kernel attribute (gpu, num_warps, num_stages, fp_fusion), found 'warps'") != std::string::npos);
+            .find("bad.tir:2:40: expected a kernel attribute (gpu, num_warps, num_stages, fp_fusion, warp_specialize), found 'warps'") != std::string::npos);
+}
+
+TEST_CASE("GPU level: a warp-specialized kernel's partitions parse, print back and verify") {
+  // the producer region copies, the consumer region waits and releases (schedule/warp_specialize.hpp)
+  const std::string text =
+      "kernel @k(%arg0: ptr<f16> {div=16} {noalias}, %arg1: i32) attributes {gpu, num_warps = 8, num_stages = 3, warp_specialize = 1} {\n"
+      "  %0 = local_alloc {offset = 0} : i64[2] #smem<barriers>\n"
+      "  copy_barrier_init %0 {arrivals = 256} : i64[2] #smem<barriers>\n"
+      "  barrier {id = 0}\n"
+      "  warp_specialize {producer_warps = 4, consumer_regs = 240, producer_regs = 24} region() {\n"
+      "    %1 = constant 0 : u32\n"
+      "    %2 = constant 1 : u32\n"
+      "    copy_barrier_wait %0, %1, %2 : i64[2] #smem<barriers>, u32, u32\n"
+      "    yield\n"
+      "  } region() {\n"
+      "    %3 = constant 0 : u32\n"
+      "    %4 = constant 1 : i1\n"
+      "    barrier_arrive %0, %3, %4 : i64[2] #smem<barriers>, u32, i1\n"
+      "    yield\n"
+      "  }\n"
+      "  return\n"
+      "}\n";
+  auto f = ir::parse(text, "ws.tir");
+  ir::verify(*f, "parse");
+  CHECK(f->warp_specialize == 1);
+  const std::string again = ir::print(*f);
+  CHECK(again.find("warp_specialize {producer_warps = 4, consumer_regs = 240, producer_regs = 24} region() {") != std::string::npos);
+  CHECK(again.find("barrier_arrive %0, ") != std::string::npos);
+  CHECK(again.find("warp_specialize = 1}") != std::string::npos);
+  CHECK(ir::print(*ir::parse(again, "again.tir")) == again);
+  // registers a partition cannot have; the op inside a region
+  auto bad = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), to);
+    return error_of([&] { ir::verify(*ir::parse(t, "bad.tir"), "parse"); });
+  };
+  CHECK(bad("consumer_regs = 240", "consumer_regs = 250").find("multiples of 8 from 24 to 256") != std::string::npos);
+  CHECK(bad("producer_warps = 4", "producer_warps = 0").find("producer warps 0 is out of range") != std::string::npos);
+  CHECK(bad("warp_specialize = 1}", "warp_specialize = 2}").find("expected 0 or 1") != std::string::npos);
+  CHECK(bad("barrier_arrive %0, %3, %4 : i64[2] #smem<barriers>, u32, i1", "barrier_arrive %0, %3, %3 : i64[2] #smem<barriers>, u32, u32")
+            .find("valid must be a scalar i1") != std::string::npos);
 }
