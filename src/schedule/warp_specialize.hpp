@@ -1,7 +1,7 @@
 // src/schedule/warp_specialize.hpp — layer: schedule. Warp specialization of a kernel whose
 // pipelined loops are all filled by tensor copies (a target's tensor-copy engine), as FlashAttention-3 and
-// Triton's Hopper pipeliner do: a producer warp, launched after the kernel's num_warps warps,
-// runs only the copies — for each pipelined loop, in program order, one iteration per block:
+// Triton's Hopper pipeliner do: a producer warpgroup, launched after the kernel's num_warps
+// warps, whose first warp runs only the copies — for each pipelined loop, in program order, one iteration per block:
 // wait until the consumers released the ring buffer, then arm its copy barrier and issue the
 // block's tensor copies — while the kernel's own warps (the consumers) run everything else,
 // waiting on a buffer's copy barrier before its dots and releasing it (an arrival on its
@@ -16,8 +16,9 @@
 // The producer warpgroup gives registers back (the target's set_registers) and the consumers take them: at 8
 // consumer warps, 24 and 240 registers a thread from the 168 a thread of 384 is launched with.
 //
-// A kernel qualifies when warp specialization is asked for (or left to the compiler: on where
-// it qualifies), every pipelined loop is a tensor-copy loop of the kernel's body (not nested),
+// Whether it is used is the launch's warp_specialize (or, not given, the compiler's choice:
+// jit::warp_specialized_variant). A kernel qualifies when every pipelined loop is a tensor-copy
+// loop of the kernel's body (not nested),
 // what the producer computes again is scalars of the kernel's body (pure ops, arguments,
 // constants), no store or atomic may reach a tensor the copies read (the producer runs ahead
 // of every consumer op: noalias arguments of other origins only), the consumers are whole
