@@ -668,17 +668,14 @@ class Verifier {
         range(op, 0, 0, (std::int64_t{1} << 20) - 1, "expected bytes");
         break;
       case OpKind::copy_barrier_wait:
+      case OpKind::barrier_arrive: {  // (barriers, slot, the parity waited for / where it arrives)
+        const bool wait = op.kind == OpKind::copy_barrier_wait;
         counts(op, 3, 0);
         barriers_of(op, 0);
         scalar_of(op, 1, dtype::u32, "the slot");
-        scalar_of(op, 2, dtype::u32, "the parity");
+        scalar_of(op, 2, wait ? dtype::u32 : dtype::i1, wait ? "the parity" : "valid");
         break;
-      case OpKind::barrier_arrive:
-        counts(op, 3, 0);
-        barriers_of(op, 0);
-        scalar_of(op, 1, dtype::u32, "the slot");
-        scalar_of(op, 2, dtype::i1, "valid");
-        break;
+      }
       case OpKind::warp_specialize:
         counts(op, 0, 0);
         regions(op, 2);

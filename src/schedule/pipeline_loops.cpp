@@ -50,7 +50,9 @@
 #include "schedule/warp_specialize.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <tuple>
 
 namespace tile::schedule {
 
@@ -266,17 +268,7 @@ class Rewriter {
       if (f == map.end()) throw tile::error("schedule: internal error: a tensor copy's coordinate the producer does not have", loc_);
       return f->second;
     };
-    ir::Value* yes = b.constant_int(i1_, 1, loc_);
-    std::int64_t bytes = 0;
-    for (const auto& l : pl_.loads) bytes += l.rows * l.cols * l.elem_bytes;
-    op0(b, OpKind::copy_barrier_expect, {barriers_, slot, yes}, {bytes});
-    for (std::size_t n = 0; n < pl_.loads.size(); ++n) {
-      const auto& l = pl_.loads[n];
-      const unsigned r = static_cast<unsigned>(l.load->attrs.ints.size());
-      ir::Value* buf = op1(b, OpKind::buffer_index, {rings_[n], slot}, slot_type(n));
-      op0(b, OpKind::tensor_copy, {l.load->operand(0), buf, barriers_, slot, m(l.load->operand(1 + 2 * r + 1)), m(l.load->operand(1 + 2 * r)), yes},
-          {l.tensor_map_param, l.box_cols});
-    }
+    tensor_copies(b, slot, b.constant_int(i1_, 1, loc_), m);
     auto [next, flip] = advance(b, slot, phase);
     std::vector<ir::Value*> out;
     const ir::Op* yield = body_.terminator();
@@ -362,17 +354,7 @@ class Rewriter {
     };
     ir::Value* group = nullptr;
     if (pl_.tensor_copy) {
-      std::int64_t bytes = 0;
-      for (const auto& l : pl_.loads) bytes += l.rows * l.cols * l.elem_bytes;
-      op0(b, OpKind::copy_barrier_expect, {barriers_, slot, valid}, {bytes});
-      for (std::size_t n = 0; n < pl_.loads.size(); ++n) {
-        const auto& l = pl_.loads[n];
-        const unsigned r = static_cast<unsigned>(l.load->attrs.ints.size());  // (the rank: base, extents, strides, offsets)
-        ir::Value* buf = op1(b, OpKind::buffer_index, {rings_[n], slot}, slot_type(n));
-        op0(b, OpKind::tensor_copy,
-            {l.load->operand(0), buf, barriers_, slot, m(l.load->operand(1 + 2 * r + 1)), m(l.load->operand(1 + 2 * r)), valid},
-            {l.tensor_map_param, l.box_cols});
-      }
+      tensor_copies(b, slot, valid, m);
     } else {
       std::vector<ir::Value*> copies;
       for (std::size_t n = 0; n < pl_.loads.size(); ++n) {
@@ -389,6 +371,23 @@ class Rewriter {
     for (std::size_t c = 0; c < carried.size(); ++c)
       if (pl_.ahead_arg[c]) carried[c] = m(yield->operand(static_cast<unsigned>(c)));
     return group;
+  }
+
+  /// Where `valid`: copy barrier `slot` armed with the bytes of every load's tile, and each
+  /// load's tile copied into buffer `slot` of its ring at the coordinates `m` gives for the load's
+  /// offsets.
+  void tensor_copies(ir::Builder& b, ir::Value* slot, ir::Value* valid, const std::function<ir::Value*(ir::Value*)>& m) {
+    std::int64_t bytes = 0;
+    for (const auto& l : pl_.loads) bytes += l.rows * l.cols * l.elem_bytes;
+    op0(b, OpKind::copy_barrier_expect, {barriers_, slot, valid}, {bytes});
+    for (std::size_t n = 0; n < pl_.loads.size(); ++n) {
+      const auto& l = pl_.loads[n];
+      const unsigned r = static_cast<unsigned>(l.load->attrs.ints.size());  // (the rank: base, extents, strides, offsets)
+      ir::Value* buf = op1(b, OpKind::buffer_index, {rings_[n], slot}, slot_type(n));
+      op0(b, OpKind::tensor_copy,
+          {l.load->operand(0), buf, barriers_, slot, m(l.load->operand(1 + 2 * r + 1)), m(l.load->operand(1 + 2 * r)), valid},
+          {l.tensor_map_param, l.box_cols});
+    }
   }
 
   /// A buffer of ring n, or (transposed) its transposed view: the same bytes read as the
@@ -431,14 +430,19 @@ class Rewriter {
     b.set_insertion_before(yield);
     if (pl_.tensor_copy) op0(b, OpKind::barrier, {}, {0, -1});
     if (late) group = issue(b, body_.arg(0), ahead, ws, ahead_vals);
-    ir::Value* next = op1(b, OpKind::add, {slot, u32(b, 1)}, u32_);
-    ir::Value* wrap = op1(b, OpKind::cmp, {next, u32(b, R)}, i1_, {static_cast<std::int64_t>(ir::CmpPred::eq)});
-    next = op1(b, OpKind::select, {wrap, u32(b, 0), next}, u32_);
+    // the next slot, and the copy barriers' phase parity or the latest group
+    ir::Value* next = nullptr, *second = group;
+    if (pl_.tensor_copy) {
+      std::tie(next, second) = advance(b, slot, carried);
+    } else {
+      next = op1(b, OpKind::add, {slot, u32(b, 1)}, u32_);
+      ir::Value* wrap = op1(b, OpKind::cmp, {next, u32(b, R)}, i1_, {static_cast<std::int64_t>(ir::CmpPred::eq)});
+      next = op1(b, OpKind::select, {wrap, u32(b, 0), next}, u32_);
+    }
     for (std::size_t c = 0; c < ahead_vals.size(); ++c)
       if (pl_.ahead_arg[c] && !dup[c]) yield->operands[c] = ahead_vals[c];
     yield->operands.push_back(next);
-    if (pl_.tensor_copy) yield->operands.push_back(op1(b, OpKind::bit_xor, {carried, op1(b, OpKind::select, {wrap, u32(b, 1), u32(b, 0)}, u32_)}, u32_));
-    else yield->operands.push_back(group);
+    yield->operands.push_back(second);
     for (std::size_t c = 0; c < ahead_vals.size(); ++c)
       if (dup[c]) yield->operands.push_back(ahead_vals[c]);
     erase_loads();

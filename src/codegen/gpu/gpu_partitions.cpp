@@ -11,10 +11,8 @@ namespace tile::codegen::gpu {
 
 void GpuLowering::lower_partitions(const ir::Op& op) {
   auto& B = b();
-  const int producer_warps = static_cast<int>(op.attrs.ints.at(0));
   const int consumer_regs = static_cast<int>(op.attrs.ints.at(1)), producer_regs = static_cast<int>(op.attrs.ints.at(2));
   const int consumers = lanes * num_warps;
-  if (producer_warps < 1) unsupported(op, "internal error: a warp-specialized kernel without producer warps");
   llvm::Value* is_consumer = B.CreateICmpULT(tid, B.getInt32(static_cast<std::uint32_t>(consumers)));
   S.if_else(is_consumer, [&]() -> llvm::Value* {
     if (consumer_regs > 0) target.set_registers(S, consumer_regs, true);
