@@ -1,0 +1,250 @@
+// src/schedule/defer_dots.cpp — layer: schedule. The pass defer_dots: a warpgroup dot left in
+// flight at the end of a pipelined loop's iteration, whose product the next iteration waits for
+// before reading it, is issued in the next iteration instead, right after that iteration's first
+// warpgroup dot.
+//
+// Attention's loop computes qk = dot(q, k), the softmax of qk, acc = dot(p, v, acc * alpha).
+// pipeline_loops leaves the last dot in flight and waits for it where the next iteration first
+// reads acc (acc * alpha). But the engine completes its groups in order: the next iteration's
+// wait for qk waits for that dot too, and the softmax then runs with the engine idle. Issued
+// after the next qk instead, the dot runs while the threads compute the softmax (the overlap
+// within a warpgroup of FlashAttention-3):
+//
+//   before  for iv in lo..hi (…, acc):  X(iv) ⊃ {q = dot(…); w = mma_wait{0}(acc); c = f(w)};
+//                                      d = dot(a, buffer_index(ring, s), c){in flight}; yield (…, d)
+//   after   X(lo) without d -> (…, c0, a0, s0)                            (the first iteration, peeled)
+//           for iv in lo + step..hi (…, c', a', s'):  X(iv) where q is left in flight and followed
+//             by d' = dot(a', buffer_index(ring, s'), c'){in flight}; mma_wait{1}(q) before q's
+//             first use; w = mma_wait{0}(d'); yield (…, c, a, s)
+//           d = dot(a, buffer_index(ring, s), c){in flight}; the loop's mma_wait{0} on it
+//
+// The dot's operands made in the body are carried to the next iteration (a ring's buffer by its
+// slot); the ring's buffer is read a shorter time than before (from d' to w in one iteration,
+// instead of from the end of the previous one), so whatever refills or releases it after w still
+// may. The release of the previous buffer in a warp-specialized loop compares iv with the
+// original lo, which the peeled iteration takes.
+//
+// A candidate: a for op whose body (top level) has a warpgroup dot d left in flight, its product
+// only yielded (one slot k), the carried value k read by one mma_wait w of the body's top level
+// only; a warpgroup dot q not in flight before w; d's A and B made before the loop, or registers,
+// or (B) a buffer_index of a ring made before the loop; after the loop, the loop's result k read
+// by one mma_wait of the loop's block only.
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "layout/mma_engine.hpp"
+#include "schedule/defer_dots.hpp"
+
+namespace tile::schedule {
+
+namespace {
+
+using ir::Op;
+using ir::OpKind;
+using OpIter = std::list<std::unique_ptr<Op>>::iterator;
+
+bool warpgroup_dot(const Op& o) { return o.kind == OpKind::dot && layout::engine_of(o) == layout::mma_engine::warpgroup; }
+bool in_flight(const Op& o) { return o.attrs.ints.size() > 4 && o.attrs.ints[4] != 0; }
+
+/// Every op of `b` (at any depth) reading `v`.
+std::vector<Op*> users(ir::Block& b, const ir::Value* v) {
+  std::vector<Op*> out;
+  ir::walk(b, [&](Op& o) {
+    if (std::find(o.operands.begin(), o.operands.end(), v) != o.operands.end()) out.push_back(&o);
+  });
+  return out;
+}
+
+OpIter find(ir::Block& b, const Op* op) {
+  return std::find_if(b.ops.begin(), b.ops.end(), [&](const auto& o) { return o.get() == op; });
+}
+
+/// What the rotation of one loop needs, found before anything changes.
+struct Candidate {
+  Op* loop = nullptr;
+  Op* d = nullptr;      // the dot left in flight
+  Op* q = nullptr;      // the body's first warpgroup dot
+  Op* w = nullptr;      // the body's wait on the carried product
+  Op* after = nullptr;  // the wait on the loop's result
+  unsigned slot = 0;    // the carried value d makes
+  // per operand of d (A, B): the value carried to the next iteration (null: made before the
+  // loop, read as it is); for a ring's buffer, its slot, and the buffer_index that reads it
+  std::array<ir::Value*, 2> carried{nullptr, nullptr};
+  std::array<const Op*, 2> buffer{nullptr, nullptr};
+};
+
+std::optional<Candidate> candidate(Op& loop) {
+  ir::Block& body = *loop.region(0);
+  Op* yield = body.terminator();
+  if (!yield || yield->kind != OpKind::yield) return std::nullopt;
+  for (auto& o : body.ops) {
+    Op& d = *o;
+    if (!warpgroup_dot(d) || !in_flight(d)) continue;
+    Candidate c;
+    c.loop = &loop;
+    c.d = &d;
+    auto du = users(body, d.result());
+    if (du.size() != 1 || du[0] != yield) continue;
+    int slot = -1;
+    for (std::size_t k = 0; k < yield->operands.size(); ++k)
+      if (yield->operand(static_cast<unsigned>(k)) == d.result()) slot = slot < 0 ? static_cast<int>(k) : -2;
+    if (slot < 0) continue;
+    c.slot = static_cast<unsigned>(slot);
+    if (d.operand(2)->type != d.result()->type) continue;
+    auto au = users(body, body.arg(c.slot + 1));
+    if (au.size() != 1 || au[0]->kind != OpKind::mma_wait || au[0]->parent != &body) continue;
+    c.w = au[0];
+    // q: the first warpgroup dot of the body, before w
+    for (auto& x : body.ops) {
+      if (x.get() == c.w) break;
+      if (warpgroup_dot(*x)) {
+        c.q = x.get();
+        break;
+      }
+    }
+    if (!c.q || in_flight(*c.q)) continue;
+    // d after w (its accumulator reads it)
+    bool d_after_w = false;
+    for (auto it = find(body, c.w); it != body.ops.end(); ++it) d_after_w |= it->get() == &d;
+    if (!d_after_w) continue;
+    bool ok = true;
+    for (unsigned k = 0; k < 2 && ok; ++k) {
+      ir::Value* v = d.operand(k);
+      if (!ir::made_inside(*v, loop)) continue;
+      if (!v->type.is_buffer()) {
+        c.carried[k] = v;
+        continue;
+      }
+      const Op* bi = v->def;
+      ok = bi && bi->kind == OpKind::buffer_index && !ir::made_inside(*bi->operand(0), loop) && !bi->operand(1)->type.is_buffer();
+      if (ok) c.carried[k] = bi->operand(1), c.buffer[k] = bi;
+    }
+    if (!ok) continue;
+    // after the loop: one mma_wait on its result `slot`, in the loop's block
+    auto ru = users(*loop.parent, loop.result(c.slot));
+    if (ru.size() != 1 || ru[0]->kind != OpKind::mma_wait || ru[0]->parent != loop.parent) continue;
+    c.after = ru[0];
+    return c;
+  }
+  return std::nullopt;
+}
+
+/// d's operands for the carried values `a`, `b` (null: d's own operand, made before the loop) and
+/// the accumulator `acc`, with its buffer_index made again at `bld`; the dot d's attributes.
+Op* reissue(const Candidate& c, ir::Builder& bld, const std::array<ir::Value*, 2>& now, ir::Value* acc) {
+  std::vector<ir::Value*> ops(3);
+  for (unsigned k = 0; k < 2; ++k) {
+    ir::Value* v = c.d->operand(k);
+    if (c.buffer[k])
+      v = bld.create(OpKind::buffer_index, {c.buffer[k]->operand(0), now[k]}, {v->type}, c.buffer[k]->attrs, c.buffer[k]->loc)->result();
+    else if (c.carried[k])
+      v = now[k];
+    ops[k] = v;
+  }
+  ops[2] = acc;
+  return bld.create(OpKind::dot, ops, {c.d->result()->type}, c.d->attrs, c.d->loc);
+}
+
+void rotate(const Candidate& c) {
+  Op& loop = *c.loop;
+  ir::Block& body = *loop.region(0);
+  ir::Block& outer = *loop.parent;
+  Op* yield = body.terminator();
+  const std::size_t nc = loop.results.size();
+
+  // the first iteration, peeled before the loop, without d
+  std::unordered_map<const ir::Value*, ir::Value*> map;
+  map[body.arg(0)] = loop.operand(0);
+  for (std::size_t k = 0; k < nc; ++k) map[body.arg(static_cast<unsigned>(k + 1))] = loop.operand(static_cast<unsigned>(3 + k));
+  ir::Builder pb(&outer, find(outer, &loop));
+  for (auto& o : body.ops) {
+    if (o.get() == yield || o.get() == c.d) continue;
+    if (o.get() == c.w) {  // (nothing in flight: the initial value)
+      map[c.w->result()] = map.at(c.w->operand(0));
+      continue;
+    }
+    ir::clone_op(*o, pb, map);
+  }
+  auto mapped = [&](ir::Value* v) {
+    auto it = map.find(v);
+    return it == map.end() ? v : it->second;
+  };
+  for (std::size_t k = 0; k < nc; ++k)
+    loop.operands[3 + k] = mapped(k == c.slot ? c.d->operand(2) : yield->operand(static_cast<unsigned>(k)));
+  loop.operands[0] = pb.create(OpKind::add, {loop.operand(0), loop.operand(2)}, {loop.operand(0)->type}, {}, loop.loc)->result();
+
+  // the carried operands: an argument, an initial value, a yielded value and a result each
+  std::array<ir::Value*, 2> arg{nullptr, nullptr}, result{nullptr, nullptr};
+  for (unsigned k = 0; k < 2; ++k) {
+    if (!c.carried[k]) continue;
+    ir::Value* v = c.carried[k];
+    loop.operands.push_back(mapped(v));
+    arg[k] = body.add_arg(v->type);
+    yield->operands.push_back(v);
+    auto r = std::make_unique<ir::Value>();
+    r->type = v->type;
+    r->def = &loop;
+    r->index = static_cast<unsigned>(loop.results.size());
+    result[k] = r.get();
+    loop.results.push_back(std::move(r));
+  }
+  yield->operands[c.slot] = c.d->operand(2);
+
+  // d', after q; q left in flight, waited for before its first use
+  ir::Builder qb(&body, std::next(find(body, c.q)));
+  Op* dn = reissue(c, qb, arg, body.arg(c.slot + 1));
+  dn->attrs.ints.resize(5, 0);
+  dn->attrs.ints[4] = 1;
+  c.w->operands[0] = dn->result();
+  c.q->attrs.ints.resize(5, 0);
+  c.q->attrs.ints[4] = 1;
+  {
+    ir::Value* v = c.q->result();
+    for (auto it = std::next(find(body, dn)); it != body.ops.end(); ++it) {
+      bool uses = std::find((*it)->operands.begin(), (*it)->operands.end(), v) != (*it)->operands.end();
+      for (auto& r : (*it)->regions) uses |= !users(*r, v).empty();
+      if (!uses) continue;
+      ir::Builder wb(&body, it);
+      ir::Value* done = wb.create(OpKind::mma_wait, {v}, {v->type}, ir::Attrs{{1}, 0.0, {}}, c.q->loc)->result();
+      ir::replace_all_uses(body, v, done);
+      done->def->operands[0] = v;
+      break;
+    }
+  }
+
+  // the last iteration's d, after the loop, waited for by the loop's wait
+  ir::Builder ab(&outer, std::next(find(outer, &loop)));
+  Op* last = reissue(c, ab, result, loop.result(c.slot));
+  c.after->operands[0] = last->result();
+  ir::erase(c.d);
+}
+
+bool run_block(ir::Block& b) {
+  bool changed = false;
+  for (auto& op : b.ops)
+    for (auto& r : op->regions) changed |= run_block(*r);
+  std::vector<Op*> loops;
+  for (auto& op : b.ops)
+    if (op->kind == OpKind::for_) loops.push_back(op.get());
+  for (Op* l : loops)
+    if (auto c = candidate(*l)) {
+      rotate(*c);
+      changed = true;
+    }
+  return changed;
+}
+
+class DeferDots final : public transforms::Pass {
+ public:
+  std::string_view name() const override { return "defer_dots"; }
+  bool run(ir::Function& f) override { return run_block(f.body); }
+};
+
+}  // namespace
+
+std::unique_ptr<transforms::Pass> make_defer_dots() { return std::make_unique<DeferDots>(); }
+
+}  // namespace tile::schedule
