@@ -139,9 +139,20 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
     loaded code;
   };
   std::shared_ptr<const ptx_kernel> first_k = compile_ptx(*fn, a, first_options(*fn));
+  // warp-specialized by the compiler's choice (the plain plan's shared memory) and spilling: the
+  // plain build kept where it spills less
+  std::optional<targets::nvptx::lowering_options> plain_options;
+  build first = pick_variant(
+      build{first_k, assemble_and_load(*first_k, src, drv, a)},
+      [&](const build& b) { return (plain_options = plain_variant(*fn, *b.k, b.code.mod->local_bytes)).has_value(); },
+      [&]() -> std::optional<build> {
+        auto plain = compile_ptx(*fn, a, *plain_options);
+        return build{plain, assemble_and_load(*plain, src, drv, a)};
+      },
+      [&](const build& b, const build& o) { return o.code.mod->local_bytes < b.code.mod->local_bytes; });
   std::optional<targets::nvptx::lowering_options> lean_options;
   build best = pick_variant(
-      build{first_k, assemble_and_load(*first_k, src, drv, a)},
+      std::move(first),
       [&](const build& b) { return retry && (lean_options = lean_variant(sm, *b.k, use_of(*b.code.mod))).has_value(); },
       [&]() -> std::optional<build> {
         auto lean = compile_ptx(*fn, a, *lean_options);

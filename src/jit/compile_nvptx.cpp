@@ -164,7 +164,17 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
   {
     auto ws = schedule::plan_warp_specialization(*gpu, pipes, smem_limit);
     k->warp_specializable = ws.has_value();
-    if (options.warp_specialize) pipes.warp_specialized = ws;
+    bool now = options.warp_specialize;
+    if (!now && options.warp_specialize_by_shared && ws) {
+      // the plain plan's rings (a loop's, the largest) alone hold one block an SM
+      std::uint64_t rings = 0;
+      for (const auto& [loop, l] : pipes.loops) rings = std::max(rings, l.ring_bytes());
+      now = blocks_per_sm(sm, block_use{.threads = 32 * gpu->num_warps, .registers = 0,
+                                        .shared_bytes = static_cast<std::int64_t>(rings)}) == 1;
+    }
+    if (now) pipes.warp_specialized = ws;
+    k->options.warp_specialize = now;
+    k->options.warp_specialize_by_shared = false;
   }
   if (pass_options.dump_ir && !pipes.loops.empty())
     std::cerr << "// ----- pipelined loops for " << a.name() << " (kernel " << gpu->name << ") ----- //\n"
@@ -273,6 +283,7 @@ std::shared_ptr<const ptx_kernel> compile_ptx(const ir::Function& fn, const targ
     key.options += ";expbatch" + std::to_string(options.exp_batch);
   if (options.max_registers > 0) key.options += ";maxnreg" + std::to_string(options.max_registers);
   if (options.warp_specialize) key.options += ";ws";
+  if (options.warp_specialize_by_shared) key.options += ";wsshared";
   const std::string digest = key.digest();
   auto k = cached<ptx_kernel>(
       key, "ptx", cache_policy::from_env(), [&] { return lower(fn, a, options, digest, dumping, timer); },
@@ -316,8 +327,15 @@ int warp_specialize_choice(const ir::Function& fn) {
 
 targets::nvptx::lowering_options first_options(const ir::Function& fn) {
   targets::nvptx::lowering_options o;
-  o.warp_specialize = warp_specialize_choice(fn) == 1;
+  const int choice = warp_specialize_choice(fn);
+  o.warp_specialize = choice == 1;
+  o.warp_specialize_by_shared = choice == -1;
   return o;
+}
+
+std::optional<targets::nvptx::lowering_options> plain_variant(const ir::Function& fn, const ptx_kernel& k, std::int64_t spill_bytes) {
+  if (!k.options.warp_specialize || warp_specialize_choice(fn) != -1 || spill_bytes <= 0) return std::nullopt;
+  return targets::nvptx::lowering_options{};
 }
 
 std::optional<targets::nvptx::lowering_options> warp_specialized_variant(const sm_limits& sm, const ir::Function& fn, const ptx_kernel& k,

@@ -78,9 +78,15 @@ std::optional<targets::nvptx::lowering_options> lean_variant(const sm_limits& sm
 /// = true (=1): the first build is (first_options).
 std::optional<targets::nvptx::lowering_options> warp_specialized_variant(const sm_limits& sm, const ir::Function& fn, const ptx_kernel& k,
                                                                          const block_use& first);
-/// The options of `fn`'s first build: the defaults, warp-specialized where the launch says
-/// warp_specialize = true (or TILE_WARP_SPECIALIZE=1 where it says nothing).
+/// The options of `fn`'s first build: warp-specialized where the launch says warp_specialize =
+/// true (or TILE_WARP_SPECIALIZE=1 where it says nothing); where neither says, warp-specialized
+/// where the kernel qualifies and its plain plan's rings alone hold one block an SM
+/// (lowering_options::warp_specialize_by_shared), else the defaults.
 targets::nvptx::lowering_options first_options(const ir::Function& fn);
+/// The options of the plain build of `fn`, or none: where its first build `k` became
+/// warp-specialized by the compiler's choice (by shared memory) and spills (`spill_bytes`, local
+/// memory a thread): kept where it spills less.
+std::optional<targets::nvptx::lowering_options> plain_variant(const ir::Function& fn, const ptx_kernel& k, std::int64_t spill_bytes);
 /// "lean" for a kernel lowered with lowering_options::lean(cap), "warp-specialized" for one
 /// lowered with warp_specialize, else "".
 std::string variant_name(const ptx_kernel& k);

@@ -224,9 +224,21 @@ nvptx_build build_nvptx(const ir::Function& fn, const targets::nvptx::arch& a, b
     b.assembled = assemble(*b.k, &b.usage, want_cubin ? &b.cubin : nullptr);
     return b;
   };
-  std::optional<targets::nvptx::lowering_options> lean_options, ws_options;
-  build first = pick_variant(
+  std::optional<targets::nvptx::lowering_options> lean_options, ws_options, plain_options;
+  // (compile_cuda's rules: the plain build where the compiler's warp-specialized one spills)
+  build initial = pick_variant(
       make(first_options(fn)),
+      [&](const build& b) {
+        return b.assembled && b.usage.registers >= 0 && (plain_options = plain_variant(fn, *b.k, b.usage.spill_bytes)).has_value();
+      },
+      [&]() -> std::optional<build> {
+        build plain = make(*plain_options);
+        if (!plain.assembled || plain.usage.registers < 0) return std::nullopt;
+        return plain;
+      },
+      [&](const build& b, const build& o) { return o.usage.spill_bytes < b.usage.spill_bytes; });
+  build first = pick_variant(
+      std::move(initial),
       [&](const build& b) {
         return b.assembled && b.usage.registers >= 0 && env::enabled("TILE_OCCUPANCY_RETRY") &&
                (lean_options = lean_variant(sm, *b.k, use(b))).has_value();

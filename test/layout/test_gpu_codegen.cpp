@@ -1171,10 +1171,52 @@ TEST_CASE("warp specialization by default: the variant tried where the plain bui
   CHECK_FALSE(tile::jit::warp_specialized_variant(sm, fn, k, one));
   fn.warp_specialize = 1;  // = true: the first build already is
   CHECK(tile::jit::first_options(fn).warp_specialize);
+  CHECK_FALSE(tile::jit::first_options(fn).warp_specialize_by_shared);
   fn.warp_specialize = -1;
   CHECK_FALSE(tile::jit::first_options(fn).warp_specialize);
+  CHECK(tile::jit::first_options(fn).warp_specialize_by_shared);  // (the compiler's choice: by the plain plan's rings)
   k.warp_specializable = false;  // a kernel that does not qualify
   CHECK_FALSE(tile::jit::warp_specialized_variant(sm, fn, k, one));
+  // a first build the compiler made warp-specialized: the plain one tried only where it spills
+  k.options.warp_specialize = true;
+  CHECK_FALSE(tile::jit::plain_variant(fn, k, 0));
+  REQUIRE(tile::jit::plain_variant(fn, k, 16));
+  CHECK_FALSE(tile::jit::plain_variant(fn, k, 16)->warp_specialize);
+  CHECK_FALSE(tile::jit::plain_variant(fn, k, 16)->warp_specialize_by_shared);
+  fn.warp_specialize = 1;  // (the launch asked for it)
+  CHECK_FALSE(tile::jit::plain_variant(fn, k, 16));
+}
+
+TEST_CASE("warp specialization by default: decided from the plain plan's rings, one build where they hold one block an SM") {
+  // D = 128, 128 / 128: K's and V's rings alone keep a second block off the SM, so the first build
+  // is the warp-specialized one and no plain build is made; D = 64, 128 / 64 (64 KB of rings):
+  // the plain build (two blocks an SM)
+  auto builds = [](const char* name, int D, int BN) {
+    auto fwd = make_attn_fwd_desc<tile::half>(name);
+    setenv("TILE_TARGET", "sm_90a", 1);
+    dump_dir d;
+    auto dev = tile::device::get("null");
+    const int Z = 1, H = 2, N = 512;
+    auto t = [&] { return dev.alloc<tile::half>(Z * H * N * D); };
+    auto q = t(), k = t(), v = t(), o = t();
+    auto m = dev.alloc<float>(Z * H * N);
+    fwd[{N / 128, Z * H}](0.125f, m, Z, H, q, k, v, o, N, "HEAD_DIM"_c = D, "BLOCK_M"_c = 128, "BLOCK_N"_c = BN, "STAGE"_c = 1,
+                          "num_warps"_c = 8);
+    unsetenv("TILE_TARGET");
+    std::vector<std::string> ptx;
+    for (const auto& e : fs::directory_iterator(d.dir))
+      if (e.path().extension() == ".ptx") {
+        std::ifstream in(e.path());
+        ptx.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      }
+    return ptx;
+  };
+  const auto wide = builds("attn_fwd_ws_by_shared_test", 128, 128);
+  REQUIRE(wide.size() == 1);
+  CHECK(count(wide[0], ".reqntid 384, 1, 1") == 1);
+  const auto narrow = builds("attn_fwd_plain_by_shared_test", 64, 64);
+  REQUIRE(narrow.size() == 1);
+  CHECK(count(narrow[0], ".reqntid 256, 1, 1") == 1);
 }
 
 TEST_CASE("warp specialization of loops in sequence: the causal forward's two loops take turns on one set of rings where two do not fit") {

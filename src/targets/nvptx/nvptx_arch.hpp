@@ -31,6 +31,11 @@ struct lowering_options {
   /// The kernel runs warp-specialized where it qualifies (schedule/warp_specialize.hpp): the
   /// variant compile_cuda tries where the plain build holds one block an SM.
   bool warp_specialize = false;
+  /// Warp-specialized also where the kernel qualifies and its plain plan's rings alone keep a
+  /// second block off the SM (the default's first build: the plain build would hold one block,
+  /// so it is not made; compile_cuda makes it only where this one spills). The lowered kernel's
+  /// options say which it became (warp_specialize), with this flag cleared.
+  bool warp_specialize_by_shared = false;
   static lowering_options lean(int max_registers = 0) { return {.exp_batch = 2, .max_registers = max_registers}; }
   bool operator==(const lowering_options&) const = default;
 };
