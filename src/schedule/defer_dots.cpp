@@ -12,23 +12,26 @@
 //
 //   before  for iv in lo..hi (…, acc):  X(iv) ⊃ {q = dot(…); w = mma_wait{0}(acc); c = f(w)};
 //                                      d = dot(a, buffer_index(ring, s), c){in flight}; yield (…, d)
-//   after   X(lo) without d -> (…, c0, a0, s0)                            (the first iteration, peeled)
-//           for iv in lo + step..hi (…, c', a', s'):  X(iv) where q is left in flight and followed
-//             by d' = dot(a', buffer_index(ring, s'), c'){in flight}; mma_wait{1}(q) before q's
-//             first use; w = mma_wait{0}(d'); yield (…, c, a, s)
+//   after   for iv in lo..hi (…, c' = acc0, a' = 0, s' = s(lo)):  X(iv) where q is left in flight
+//             and followed by d' = dot(a', buffer_index(ring, s'), c'){in flight};
+//             mma_wait{1}(q) before q's first use; w = mma_wait{0}(d'); yield (…, c, a, s)
 //           d = dot(a, buffer_index(ring, s), c){in flight}; the loop's mma_wait{0} on it
 //
-// The dot's operands made in the body are carried to the next iteration (a ring's buffer by its
-// slot); the ring's buffer is read a shorter time than before (from d' to w in one iteration,
-// instead of from the end of the previous one), so whatever refills or releases it after w still
-// may. The release of the previous buffer in a warp-specialized loop compares iv with the
-// original lo, which the peeled iteration takes.
+// The first iteration's d' multiplies a zero A by the buffer that iteration reads (its copies are
+// complete: the iteration waited for them before q) and adds nothing to the initial accumulator,
+// so the loop's code grows by one dot, not by a peeled iteration (which doubled the driver's
+// compile of the attention forward). Exact for finite operands; a non-finite element of that
+// buffer makes the sum NaN where it made it infinite or NaN before. The dot's operands made in the
+// body are carried to the next iteration (a ring's buffer by its slot); the ring's buffer is read
+// a shorter time than before (from d' to w in one iteration, instead of from the end of the
+// previous one), so whatever refills or releases it after w still may.
 //
 // A candidate: a for op whose body (top level) has a warpgroup dot d left in flight, its product
 // only yielded (one slot k), the carried value k read by one mma_wait w of the body's top level
-// only; a warpgroup dot q not in flight before w; d's A and B made before the loop, or registers,
-// or (B) a buffer_index of a ring made before the loop; after the loop, the loop's result k read
-// by one mma_wait of the loop's block only.
+// only; a warpgroup dot q not in flight before w; d's A a register tile the body makes; d's B made
+// before the loop, a register tile, or a buffer_index of a ring made before the loop at a slot the
+// loop carries (or made before it); after the loop, the loop's result k read by one mma_wait of
+// the loop's block only.
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -110,7 +113,8 @@ std::optional<Candidate> candidate(Op& loop) {
     bool d_after_w = false;
     for (auto it = find(body, c.w); it != body.ops.end(); ++it) d_after_w |= it->get() == &d;
     if (!d_after_w) continue;
-    bool ok = true;
+    // A: registers the body makes (zero in the first iteration)
+    bool ok = !d.operand(0)->type.is_buffer() && ir::made_inside(*d.operand(0), loop);
     for (unsigned k = 0; k < 2 && ok; ++k) {
       ir::Value* v = d.operand(k);
       if (!ir::made_inside(*v, loop)) continue;
@@ -119,8 +123,11 @@ std::optional<Candidate> candidate(Op& loop) {
         continue;
       }
       const Op* bi = v->def;
-      ok = bi && bi->kind == OpKind::buffer_index && !ir::made_inside(*bi->operand(0), loop) && !bi->operand(1)->type.is_buffer();
-      if (ok) c.carried[k] = bi->operand(1), c.buffer[k] = bi;
+      ok = bi && bi->kind == OpKind::buffer_index && !ir::made_inside(*bi->operand(0), loop);
+      if (!ok) break;
+      ir::Value* at = bi->operand(1);  // (the slot: carried by the loop, or made before it)
+      ok = !ir::made_inside(*at, loop) || (at->owner == &body && at->index > 0);
+      if (ok) c.carried[k] = at, c.buffer[k] = bi;
     }
     if (!ok) continue;
     // after the loop: one mma_wait on its result `slot`, in the loop's block
@@ -153,35 +160,22 @@ void rotate(const Candidate& c) {
   ir::Block& body = *loop.region(0);
   ir::Block& outer = *loop.parent;
   Op* yield = body.terminator();
-  const std::size_t nc = loop.results.size();
-
-  // the first iteration, peeled before the loop, without d
-  std::unordered_map<const ir::Value*, ir::Value*> map;
-  map[body.arg(0)] = loop.operand(0);
-  for (std::size_t k = 0; k < nc; ++k) map[body.arg(static_cast<unsigned>(k + 1))] = loop.operand(static_cast<unsigned>(3 + k));
   ir::Builder pb(&outer, find(outer, &loop));
-  for (auto& o : body.ops) {
-    if (o.get() == yield || o.get() == c.d) continue;
-    if (o.get() == c.w) {  // (nothing in flight: the initial value)
-      map[c.w->result()] = map.at(c.w->operand(0));
-      continue;
-    }
-    ir::clone_op(*o, pb, map);
-  }
-  auto mapped = [&](ir::Value* v) {
-    auto it = map.find(v);
-    return it == map.end() ? v : it->second;
-  };
-  for (std::size_t k = 0; k < nc; ++k)
-    loop.operands[3 + k] = mapped(k == c.slot ? c.d->operand(2) : yield->operand(static_cast<unsigned>(k)));
-  loop.operands[0] = pb.create(OpKind::add, {loop.operand(0), loop.operand(2)}, {loop.operand(0)->type}, {}, loop.loc)->result();
 
-  // the carried operands: an argument, an initial value, a yielded value and a result each
+  // the carried operands: an argument, an initial value (registers: zero; a slot: its value in
+  // the first iteration), a yielded value and a result each
   std::array<ir::Value*, 2> arg{nullptr, nullptr}, result{nullptr, nullptr};
   for (unsigned k = 0; k < 2; ++k) {
-    if (!c.carried[k]) continue;
     ir::Value* v = c.carried[k];
-    loop.operands.push_back(mapped(v));
+    if (!v) continue;
+    ir::Value* init = nullptr;
+    if (c.buffer[k])
+      init = v->owner == &body ? loop.operand(3 + v->index - 1) : v;
+    else if (is_float(v->type.elem))
+      init = pb.constant_float(v->type, 0.0, c.d->loc);
+    else
+      init = pb.constant_int(v->type, 0, c.d->loc);
+    loop.operands.push_back(init);
     arg[k] = body.add_arg(v->type);
     yield->operands.push_back(v);
     auto r = std::make_unique<ir::Value>();
