@@ -490,7 +490,14 @@ class Verifier {
         combine(op);
         break;
       case OpKind::dot: {
-        counts(op, 3, 1);
+        // (at the GPU level a warpgroup dot may take a fourth operand, an i1 guard: defer_dots)
+        if (op.operands.size() == 4 && f_.gpu) {
+          const Type& g = in(op, 3);
+          if (!g.is_scalar() || g.elem != dtype::i1) fail(op, "a dot's guard must be an i1 scalar", g.str());
+          if (op.attrs.ints.size() < 2 || op.attrs.ints[1] != 2) fail(op, "only a warpgroup dot takes a guard");
+        } else {
+          counts(op, 3, 1);
+        }
         ints(op, 1);
         range(op, 0, 0, 2, "precision");
         const Type &a = in(op, 0), &b = in(op, 1), &c = in(op, 2);

@@ -221,7 +221,7 @@ std::string gpu_op_rule(const Function& f, const Op& op) {
     case OpKind::scan:  // (its results in any layout: the lowering's steps end with a conversion)
       return one_layout(operands(), "the operands of a scan must share one layout");
     case OpKind::dot: {
-      if (op.operands.size() != 3 || !tile_result) return {};
+      if (op.operands.size() < 3 || !tile_result) return {};
       if (auto r = expect(op.operands[2], *res->type.layout, "a dot's accumulator must be in its result's layout"); !r.empty()) return r;
       const auto& a = op.attrs.ints;
       if (a.size() < 4) return "a dot at the GPU level names its engine (mma = none, warp or warpgroup)";

@@ -189,7 +189,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
     if (!pipes.loops.empty()) {
       pm.add(schedule::make_pipeline_loops(pipes));
       pm.add(transforms::make_dce());  // what only fed the loads the rings replaced
-      if (env::enabled("TILE_DEFER_DOTS")) pm.add(schedule::make_defer_dots());  // a dot left in flight issued after the next iteration's first
+      if (env::enabled("TILE_DEFER_DOTS")) pm.add(schedule::make_defer_dots());  // (=1) a dot left in flight issued after the next iteration's first
     }
     pm.add(schedule::make_hoist_loads());    // a loop's small loads issued ahead of its dots
     pm.add(schedule::make_overlap_dots());   // independent warpgroup dots issued back to back
@@ -231,7 +231,7 @@ cache_key ptx_key(const ir::Function& fn, const targets::nvptx::arch& a) {
   key.target = "nvptx-" + a.name();
   key.options = std::string(kOptions) + ";w" + std::to_string(fn.num_warps) + ";s" + std::to_string(fn.num_stages) +
                 (fn.fp_fusion ? "" : ";nofma") + (fn.warp_specialize >= 0 ? ";ws" + std::to_string(fn.warp_specialize) : "") +
-                (env::enabled("TILE_DEFER_DOTS") ? "" : ";nodefer");
+                (env::enabled("TILE_DEFER_DOTS") ? ";defer" : "");
   key.version = support::build_id();
   key.kernel = fn.name;
   return key;

@@ -13,18 +13,18 @@
 //   before  for iv in lo..hi (…, acc):  X(iv) ⊃ {q = dot(…); w = mma_wait{0}(acc); c = f(w)};
 //                                      d = dot(a, buffer_index(ring, s), c){in flight}; yield (…, d)
 //   after   for iv in lo..hi (…, c' = acc0, a' = 0, s' = s(lo)):  X(iv) where q is left in flight
-//             and followed by d' = dot(a', buffer_index(ring, s'), c'){in flight};
+//             and followed by d' = dot(a', buffer_index(ring, s'), c', iv != lo){in flight};
 //             mma_wait{1}(q) before q's first use; w = mma_wait{0}(d'); yield (…, c, a, s)
 //           d = dot(a, buffer_index(ring, s), c){in flight}; the loop's mma_wait{0} on it
 //
-// The first iteration's d' multiplies a zero A by the buffer that iteration reads (its copies are
-// complete: the iteration waited for them before q) and adds nothing to the initial accumulator,
-// so the loop's code grows by one dot, not by a peeled iteration (which doubled the driver's
-// compile of the attention forward). Exact for finite operands; a non-finite element of that
-// buffer makes the sum NaN where it made it infinite or NaN before. The dot's operands made in the
-// body are carried to the next iteration (a ring's buffer by its slot); the ring's buffer is read
-// a shorter time than before (from d' to w in one iteration, instead of from the end of the
-// previous one), so whatever refills or releases it after w still may.
+// d' takes a guard (a warpgroup dot's fourth operand): the first iteration, with no previous
+// product to add, issues nothing and leaves the initial accumulator as it is; its carried operands
+// start as zeros and the slot that iteration reads. The loop's code grows by one dot, not by a
+// peeled first iteration (which doubled the driver's compile of the attention forward), and no
+// iteration computes a dot it does not need. The dot's operands made in the body are carried to
+// the next iteration (a ring's buffer by its slot); the ring's buffer is read a shorter time than
+// before (from d' to w in one iteration, instead of from the end of the previous one), so whatever
+// refills or releases it after w still may.
 //
 // A candidate: a for op whose body (top level) has a warpgroup dot d left in flight, its product
 // only yielded (one slot k), the carried value k read by one mma_wait w of the body's top level
@@ -190,6 +190,11 @@ void rotate(const Candidate& c) {
   // d', after q; q left in flight, waited for before its first use
   ir::Builder qb(&body, std::next(find(body, c.q)));
   Op* dn = reissue(c, qb, arg, body.arg(c.slot + 1));
+  // (issued from the second iteration on: the first has no previous product to add)
+  ir::Value* later = qb.create(OpKind::cmp, {body.arg(0), loop.operand(0)}, {ir::Type{dtype::i1}},
+                               ir::Attrs{{static_cast<std::int64_t>(ir::CmpPred::ne)}, 0.0, {}}, c.d->loc)->result();
+  later->def->parent->ops.splice(find(*later->def->parent, dn), later->def->parent->ops, find(*later->def->parent, later->def));
+  dn->operands.push_back(later);
   dn->attrs.ints.resize(5, 0);
   dn->attrs.ints[4] = 1;
   c.w->operands[0] = dn->result();

@@ -2,7 +2,8 @@
 // warpgroup dot left in flight at the end of a loop's iteration, whose product the next iteration
 // waits for, issued in the next iteration right after its first warpgroup dot, so that it runs
 // while the threads compute with that dot's product (the loop rotated, its first iteration
-// peeled). TILE_DEFER_DOTS=0 leaves such loops as pipeline_loops wrote them.
+// guarded in the first iteration). Run where TILE_DEFER_DOTS=1; by default such loops stay as
+// pipeline_loops wrote them.
 #pragma once
 
 #include <memory>

@@ -1029,16 +1029,15 @@ TEST_CASE("attention through tensor descriptors on sm_90a: K (read through tl::t
         std::string::npos);
   CHECK(count(ptx, ".param .align 64 .b8 tile_attn_fwd_desc_test_param_9[128]") == 1);
   CHECK(count(ptx, ".param .align 64 .b8 tile_attn_fwd_desc_test_param_10[128]") == 1);
-  // two boxes a block of each (128-element rows), 3 prologue iterations and the loop's; Q K^T once,
-  // P V in the loop and after it (defer_dots)
+  // two boxes a block of each (128-element rows), 3 prologue iterations and the loop's
   CHECK(count(ptx, "cp.async.bulk.tensor.2d") == 4 * 4);
   CHECK(count(ptx, "cp.async.cg") + count(ptx, "cp.async.ca") == 0);
   // Q K^T: B K-major (no transpose bits); P V: A from registers, V's B transposed
   CHECK(count(ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16") == 8);
   CHECK(count(ptx, ", p, 1, 1, 0, 0;") == 8);
-  CHECK(count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 2 * 4);
-  CHECK(count(ptx, "}, {%r") == 2 * 4);           // (A's registers)
-  CHECK(count(ptx, ", p, 1, 1, 1;") == 2 * 4);    // (scale-d, imm-scale-a/b, tnspB)
+  CHECK(count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 4);
+  CHECK(count(ptx, "}, {%r") == 4);           // (A's registers)
+  CHECK(count(ptx, ", p, 1, 1, 1;") == 4);    // (scale-d, imm-scale-a/b, tnspB)
   CHECK(count(ptx, "ld.local") + count(ptx, "st.local") == 0);
 }
 
@@ -1112,8 +1111,7 @@ TEST_CASE("defer_dots: attention's P V issued in the next iteration, after its Q
   // in flight. Deferred, each iteration issues its own Q K^T (left in flight) and the previous
   // iteration's P V (p carried as an f16 tile in registers, V's buffer by its slot), waits for
   // Q K^T with one group still running (pending 1), and for P V before acc * alpha; the first
-  // iteration's P V multiplies a zero P (the loop's initial value) by its own V buffer, the last
-  // P V is issued after the loop
+  // iteration issues no P V (the dot's guard: iv != lo), the last P V is issued after the loop
   auto gtir_lines = [](const std::string& s) {
     std::vector<std::string> out;
     std::istringstream in(s);
@@ -1123,12 +1121,15 @@ TEST_CASE("defer_dots: attention's P V issued in the next iteration, after its Q
         out.push_back(l);
     return out;
   };
+  setenv("TILE_DEFER_DOTS", "1", 1);
   const fwd_dump w = fwd_desc_sm90a("attn_fwd_defer_test", 128, 128, 128, 8, false, 1);
+  unsetenv("TILE_DEFER_DOTS");
   INFO(w.gtir);
   CHECK(count(w.gtir, "in_flight}") == 3);  // (the loop's two dots, and the last P V after it)
   CHECK(count(w.gtir, "mma_wait") == 3);
   CHECK(count(w.gtir, "{pending = 1}") == 1);
   CHECK(count(w.ptx, "wgmma.mma_async") == 3 * 8);  // (Q K^T, P V in the loop and after it; 8 k-steps each)
+  CHECK(count(w.ptx, "@g wgmma.mma_async") == 8);   // (the loop's P V, guarded)
   CHECK(count(w.ptx, "ld.local") + count(w.ptx, "st.local") == 0);
   // in the consumers' loop: Q K^T, P V (register A: the carried f16 tile), the wait for Q K^T
   const auto lines = gtir_lines(w.gtir);
@@ -1144,10 +1145,9 @@ TEST_CASE("defer_dots: attention's P V issued in the next iteration, after its Q
   CHECK(lines[loop + 1].find("in_flight}") != std::string::npos);
   CHECK(lines[loop + 2].find("in_flight}") != std::string::npos);
   CHECK(lines[loop + 3].find("{pending = 1}") != std::string::npos);
-  // TILE_DEFER_DOTS=0: P V issued where the source has it, waited for in the next iteration
-  setenv("TILE_DEFER_DOTS", "0", 1);
+  // by default (TILE_DEFER_DOTS=0): P V issued where the source has it, waited for in the next
+  // iteration
   const fwd_dump off = fwd_desc_sm90a("attn_fwd_nodefer_test", 128, 128, 128, 8, false, 1);
-  unsetenv("TILE_DEFER_DOTS");
   CHECK(count(off.gtir, "in_flight}") == 1);
   CHECK(count(off.gtir, "{pending = 1}") == 0);
   CHECK(count(off.ptx, "wgmma.mma_async") == 2 * 8);

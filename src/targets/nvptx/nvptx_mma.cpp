@@ -200,6 +200,8 @@ DV NvptxMma::wgmma_from_shared(GpuLowering& G, const ir::Op& op, llvm::Value* a_
     if (!i) G.unsupported(op, "internal error: a wgmma accumulator element has no register");
     return static_cast<std::size_t>(*i);
   };
+  // a guard (defer_dots: the deferred dot of a loop's first iteration issues nothing)
+  llvm::Value* guard = op.operands.size() > 3 ? G.get(op.operand(3)).regs.at(0) : nullptr;
   // the warpgroup's first row within each 16 W-row repetition
   llvm::Value* wg_row = B.CreateMul(B.CreateLShr(G.warp, B.getInt32(2)), B.getInt32(64));
   const std::int64_t reps = M / (16 * W);
@@ -251,7 +253,7 @@ DV NvptxMma::wgmma_from_shared(GpuLowering& G, const ir::Op& op, llvm::Value* a_
       steps.push_back(std::move(st));
     }
     d[static_cast<std::size_t>(r)] = wgmma(G.S, at.elem, static_cast<int>(N), steps, d[static_cast<std::size_t>(r)],
-                                                  reps == 1 ? pending : -1, b_kmajor);
+                                                  reps == 1 ? pending : -1, b_kmajor, guard);
   }
   if (reps > 1) {
     wgmma_commit(G.S);
@@ -317,7 +319,8 @@ void NvptxMma::wgmma_fence(codegen::Lowering& L) const { void_asm(L, "wgmma.fenc
 void NvptxMma::wgmma_commit(codegen::Lowering& L) const { void_asm(L, "wgmma.commit_group.sync.aligned;"); }
 
 std::vector<llvm::Value*> NvptxMma::wgmma(codegen::Lowering& L, tile::dtype in, int n, const std::vector<WgmmaStep>& steps,
-                                          const std::vector<llvm::Value*>& acc, int commit_wait, bool b_kmajor) const {
+                                          const std::vector<llvm::Value*>& acc, int commit_wait, bool b_kmajor,
+                                          llvm::Value* guard) const {
   if (!arch_.accel || arch_.sm < 90) throw tile::error("nvptx: wgmma needs sm_90a, not " + arch_.name());
   if (in != dtype::f16 && in != dtype::bf16) throw tile::error("nvptx: wgmma of " + std::string(tile::name(in)));
   if (static_cast<int>(acc.size()) != n / 2) throw tile::error("nvptx: wgmma m64n" + std::to_string(n) + " takes n / 2 accumulators");
@@ -349,15 +352,20 @@ std::vector<llvm::Value*> NvptxMma::wgmma(codegen::Lowering& L, tile::dtype in, 
     cons += ",l";
     // scale-d = 1 (accumulate), A and B unscaled; A from shared memory K-major (0); B N-major
     // (1) or K-major (0)
-    body += "\twgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + t + "." + t + " " + acc_list + ", " + a + ", " +
+    body += std::string(guard ? "\t@g " : "\t") + "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + t + "." + t + " " + acc_list + ", " + a + ", " +
             b + ", p, 1, 1, " + (regs ? "" : "0, ") + (b_kmajor ? "0" : "1") + ";\n";
   }
-  std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $" + std::to_string(next) + ", 0;\n" + body;
+  // (a guard, where given: every step issued only where it is nonzero, the accumulators otherwise
+  // as they were; the warpgroup's threads agree on it)
+  std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $" + std::to_string(next) + ", 0;\n";
+  if (guard) text += "\t.reg .pred g;\n\tsetp.ne.b32 g, $" + std::to_string(next + 1) + ", 0;\n";
+  text += body;
   if (commit_wait >= 0)
     text += "\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned " + std::to_string(commit_wait) + ";\n";
   text += "}";
   extra.push_back(L.b->getInt32(1));
-  return acc_asm(L, text, acc, extra, cons + ",r");
+  if (guard) extra.push_back(L.b->CreateZExt(guard, L.b->getInt32Ty()));
+  return acc_asm(L, text, acc, extra, cons + ",r" + (guard ? ",r" : ""));
 }
 
 std::vector<llvm::Value*> NvptxMma::wgmma_wait(codegen::Lowering& L, int pending, const std::vector<llvm::Value*>& acc) const {

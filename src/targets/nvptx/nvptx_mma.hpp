@@ -61,7 +61,8 @@ class NvptxMma final : public codegen::gpu::MmaEngine {
   /// `commit_wait` >= 0 the statement then commits and waits until that many groups are left.
   /// `b_kmajor`: B's descriptors name a K-major tile (stored [N][K]), else an N-major one.
   std::vector<llvm::Value*> wgmma(codegen::Lowering& L, tile::dtype in, int n, const std::vector<WgmmaStep>& steps,
-                                  const std::vector<llvm::Value*>& acc, int commit_wait, bool b_kmajor = false) const;
+                                  const std::vector<llvm::Value*>& acc, int commit_wait, bool b_kmajor = false,
+                                  llvm::Value* guard = nullptr) const;
   void wgmma_commit(codegen::Lowering& L) const;
   std::vector<llvm::Value*> wgmma_wait(codegen::Lowering& L, int pending, const std::vector<llvm::Value*>& acc) const;
   arch arch_;
