@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -16,6 +17,7 @@
 #include "tile/tile.hpp"
 #include "../../bench/kernels.hpp"
 #include "../../samples/attention_kernels.hpp"
+#include "ir/ir.hpp"
 #include "jit/compile_nvptx.hpp"
 #include "jit/ptxas.hpp"
 #include "../requires.hpp"
@@ -1145,6 +1147,21 @@ TEST_CASE("defer_dots: attention's P V issued in the next iteration, after its Q
   CHECK(lines[loop + 1].find("in_flight}") != std::string::npos);
   CHECK(lines[loop + 2].find("in_flight}") != std::string::npos);
   CHECK(lines[loop + 3].find("{pending = 1}") != std::string::npos);
+  // the guard, the deferred dot's fourth operand, prints and parses back; one that is not an i1
+  // is an error naming the rule
+  const std::regex guarded(R"(dot (%\d+), (%\d+), (%\d+), (%\d+) \{)");
+  std::smatch m;
+  REQUIRE(std::regex_search(w.gtir, m, guarded));
+  tile::ir::verify(*tile::ir::parse(w.gtir, "defer.gtir"), "parse");
+  std::string bad = w.gtir;
+  bad.replace(static_cast<std::size_t>(m.position(4)), static_cast<std::size_t>(m.length(4)), m.str(3));
+  std::string err;
+  try {
+    tile::ir::verify(*tile::ir::parse(bad, "bad.gtir"), "parse");
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  CHECK(err.find("a dot's guard must be an i1 scalar") != std::string::npos);
   // by default (TILE_DEFER_DOTS=0): P V issued where the source has it, waited for in the next
   // iteration
   const fwd_dump off = fwd_desc_sm90a("attn_fwd_nodefer_test", 128, 128, 128, 8, false, 1);
