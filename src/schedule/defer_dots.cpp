@@ -48,9 +48,9 @@ namespace {
 using ir::Op;
 using ir::OpKind;
 using OpIter = std::list<std::unique_ptr<Op>>::iterator;
+using layout::is_warpgroup_dot;
+using layout::left_in_flight;
 
-bool warpgroup_dot(const Op& o) { return o.kind == OpKind::dot && layout::engine_of(o) == layout::mma_engine::warpgroup; }
-bool in_flight(const Op& o) { return o.attrs.ints.size() > 4 && o.attrs.ints[4] != 0; }
 
 /// Every op of `b` (at any depth) reading `v`.
 std::vector<Op*> users(ir::Block& b, const ir::Value* v) {
@@ -85,7 +85,7 @@ std::optional<Candidate> candidate(Op& loop) {
   if (!yield || yield->kind != OpKind::yield) return std::nullopt;
   for (auto& o : body.ops) {
     Op& d = *o;
-    if (!warpgroup_dot(d) || !in_flight(d)) continue;
+    if (!is_warpgroup_dot(d) || !left_in_flight(d)) continue;
     Candidate c;
     c.loop = &loop;
     c.d = &d;
@@ -103,12 +103,12 @@ std::optional<Candidate> candidate(Op& loop) {
     // q: the first warpgroup dot of the body, before w
     for (auto& x : body.ops) {
       if (x.get() == c.w) break;
-      if (warpgroup_dot(*x)) {
+      if (is_warpgroup_dot(*x)) {
         c.q = x.get();
         break;
       }
     }
-    if (!c.q || in_flight(*c.q)) continue;
+    if (!c.q || left_in_flight(*c.q)) continue;
     // d after w (its accumulator reads it)
     bool d_after_w = false;
     for (auto it = find(body, c.w); it != body.ops.end(); ++it) d_after_w |= it->get() == &d;

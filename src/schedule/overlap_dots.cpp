@@ -33,9 +33,9 @@ namespace {
 using ir::Op;
 using ir::OpKind;
 using OpIter = std::list<std::unique_ptr<Op>>::iterator;
+using layout::is_warpgroup_dot;
+using layout::left_in_flight;
 
-bool warpgroup_dot(const Op& o) { return o.kind == OpKind::dot && layout::engine_of(o) == layout::mma_engine::warpgroup; }
-bool in_flight(const Op& o) { return o.attrs.ints.size() > 4 && o.attrs.ints[4] != 0; }
 
 /// What may move ahead of other ops with the dot that reads it.
 bool movable(OpKind k) {
@@ -90,7 +90,7 @@ class Overlap {
     std::unordered_set<const Op*> paired;
     for (auto it = b.ops.begin(); it != b.ops.end(); ++it) {
       Op& d1 = **it;
-      if (!warpgroup_dot(d1) || in_flight(d1) || paired.count(&d1)) continue;
+      if (!is_warpgroup_dot(d1) || left_in_flight(d1) || paired.count(&d1)) continue;
       if (pair(b, it, paired)) changed_ = true;
     }
     return changed_;
@@ -108,7 +108,7 @@ class Overlap {
       Op& o = **it;
       if (fence(o)) return false;
       const bool reads_d1 = std::any_of(o.operands.begin(), o.operands.end(), [&](const ir::Value* v) { return from_d1.count(v) > 0; });
-      if (warpgroup_dot(o) && !in_flight(o) && !reads_d1 && !paired.count(&o)) {
+      if (is_warpgroup_dot(o) && !left_in_flight(o) && !reads_d1 && !paired.count(&o)) {
         // its operands' ops between D1 and it: movable, none reading D1
         std::unordered_set<const Op*> need;
         if (!needs(o, first, it, need, from_d1)) return false;
@@ -184,7 +184,7 @@ class Overlap {
           for (const ir::Value* x : y.operands) uses |= x == v;
         });
       if (!uses) {
-        later_dot |= warpgroup_dot(o);
+        later_dot |= is_warpgroup_dot(o);
         continue;
       }
       ir::Builder bld(&b, it);

@@ -1049,6 +1049,7 @@ namespace {
 /// dump's plan ("layouts"), GPU-level IR and PTX.
 struct fwd_dump {
   std::string plan, gtir, ptx;
+  int builds = 0;  // (the PTX files written: one a lowering)
 };
 fwd_dump fwd_desc_sm90a(const char* name, int D, int BM, int BN, int warps, bool causal, int ws, const char* env = nullptr) {
   auto fwd = make_attn_fwd_desc<tile::half>(name);
@@ -1069,7 +1070,9 @@ fwd_dump fwd_desc_sm90a(const char* name, int D, int BM, int BN, int warps, bool
               "num_warps"_c = warps, "warp_specialize"_c = ws == 1);
   unsetenv("TILE_WARP_SPECIALIZE");
   unsetenv("TILE_TARGET");
-  return {d.read(name, "layouts"), d.read(name, "gtir"), d.read(name, "ptx")};
+  int builds = 0;
+  for (const auto& e : fs::directory_iterator(d.dir)) builds += e.path().extension() == ".ptx";
+  return {d.read(name, "layouts"), d.read(name, "gtir"), d.read(name, "ptx"), builds};
 }
 }  // namespace
 
@@ -1209,32 +1212,12 @@ TEST_CASE("warp specialization by default: decided from the plain plan's rings, 
   // D = 128, 128 / 128: K's and V's rings alone keep a second block off the SM, so the first build
   // is the warp-specialized one and no plain build is made; D = 64, 128 / 64 (64 KB of rings):
   // the plain build (two blocks an SM)
-  auto builds = [](const char* name, int D, int BN) {
-    auto fwd = make_attn_fwd_desc<tile::half>(name);
-    setenv("TILE_TARGET", "sm_90a", 1);
-    dump_dir d;
-    auto dev = tile::device::get("null");
-    const int Z = 1, H = 2, N = 512;
-    auto t = [&] { return dev.alloc<tile::half>(Z * H * N * D); };
-    auto q = t(), k = t(), v = t(), o = t();
-    auto m = dev.alloc<float>(Z * H * N);
-    fwd[{N / 128, Z * H}](0.125f, m, Z, H, q, k, v, o, N, "HEAD_DIM"_c = D, "BLOCK_M"_c = 128, "BLOCK_N"_c = BN, "STAGE"_c = 1,
-                          "num_warps"_c = 8);
-    unsetenv("TILE_TARGET");
-    std::vector<std::string> ptx;
-    for (const auto& e : fs::directory_iterator(d.dir))
-      if (e.path().extension() == ".ptx") {
-        std::ifstream in(e.path());
-        ptx.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-      }
-    return ptx;
-  };
-  const auto wide = builds("attn_fwd_ws_by_shared_test", 128, 128);
-  REQUIRE(wide.size() == 1);
-  CHECK(count(wide[0], ".reqntid 384, 1, 1") == 1);
-  const auto narrow = builds("attn_fwd_plain_by_shared_test", 64, 64);
-  REQUIRE(narrow.size() == 1);
-  CHECK(count(narrow[0], ".reqntid 256, 1, 1") == 1);
+  const fwd_dump wide = fwd_desc_sm90a("attn_fwd_ws_by_shared_test", 128, 128, 128, 8, false, -1);
+  CHECK(wide.builds == 1);
+  CHECK(count(wide.ptx, ".reqntid 384, 1, 1") == 1);
+  const fwd_dump narrow = fwd_desc_sm90a("attn_fwd_plain_by_shared_test", 64, 128, 64, 8, false, -1);
+  CHECK(narrow.builds == 1);
+  CHECK(count(narrow.ptx, ".reqntid 256, 1, 1") == 1);
 }
 
 TEST_CASE("warp specialization of loops in sequence: the causal forward's two loops take turns on one set of rings where two do not fit") {
