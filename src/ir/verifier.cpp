@@ -495,6 +495,7 @@ class Verifier {
           const Type& g = in(op, 3);
           if (!g.is_scalar() || g.elem != dtype::i1) fail(op, "a dot's guard must be an i1 scalar", g.str());
           if (op.attrs.ints.size() < 2 || op.attrs.ints[1] != 2) fail(op, "only a warpgroup dot takes a guard");
+          if (op.results.size() != 1) fail(op, "expects 1 result, got " + std::to_string(op.results.size()));
         } else {
           counts(op, 3, 1);
         }

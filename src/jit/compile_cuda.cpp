@@ -165,7 +165,11 @@ std::unique_ptr<drivers::module> compile_cuda(std::shared_ptr<const ir::Function
   // unless it spills more
   std::optional<targets::nvptx::lowering_options> ws_options;
   best = pick_variant(
-      std::move(best), [&](const build& b) { return (ws_options = warp_specialized_variant(sm, *fn, *b.k, use_of(*b.code.mod))).has_value(); },
+      std::move(best),
+      [&](const build& b) {
+        // (not where the first build already was: the plain one replaced it, spilling less)
+        return !first_k->options.warp_specialize && (ws_options = warp_specialized_variant(sm, *fn, *b.k, use_of(*b.code.mod))).has_value();
+      },
       [&]() -> std::optional<build> {
         auto w = compile_ptx(*fn, a, *ws_options);
         return build{w, assemble_and_load(*w, src, drv, a)};

@@ -173,7 +173,7 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
                                         .shared_bytes = static_cast<std::int64_t>(rings)}) == 1;
     }
     if (now) pipes.warp_specialized = ws;
-    k->options.warp_specialize = now;
+    k->options.warp_specialize = now && ws.has_value();
     k->options.warp_specialize_by_shared = false;
   }
   if (pass_options.dump_ir && !pipes.loops.empty())

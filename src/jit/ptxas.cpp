@@ -226,8 +226,10 @@ nvptx_build build_nvptx(const ir::Function& fn, const targets::nvptx::arch& a, b
   };
   std::optional<targets::nvptx::lowering_options> lean_options, ws_options, plain_options;
   // (compile_cuda's rules: the plain build where the compiler's warp-specialized one spills)
+  build made = make(first_options(fn));
+  const bool first_ws = made.k->options.warp_specialize;
   build initial = pick_variant(
-      make(first_options(fn)),
+      std::move(made),
       [&](const build& b) {
         return b.assembled && b.usage.registers >= 0 && (plain_options = plain_variant(fn, *b.k, b.usage.spill_bytes)).has_value();
       },
@@ -253,7 +255,9 @@ nvptx_build build_nvptx(const ir::Function& fn, const targets::nvptx::arch& a, b
   return pick_variant(
       std::move(first),
       [&](const build& b) {
-        return b.assembled && b.usage.registers >= 0 && (ws_options = warp_specialized_variant(sm, fn, *b.k, use(b))).has_value();
+        // (not where the first build already was: the plain one replaced it, spilling less)
+        return b.assembled && b.usage.registers >= 0 && !first_ws &&
+               (ws_options = warp_specialized_variant(sm, fn, *b.k, use(b))).has_value();
       },
       [&]() -> std::optional<build> {
         build w = make(*ws_options);
@@ -301,7 +305,7 @@ void ptxas_check(const ir::Function& fn) {
                       fn.name);
   ptxas_usage u;
   try {
-    assemble(*compile_ptx(fn, a), &u);
+    assemble(*compile_ptx(fn, a, first_options(fn)), &u);  // (the build a launch makes first)
   } catch (const tile::error& e) {
     throw tile::error(what + e.message(), e.where(), e.kernel().empty() ? fn.name : e.kernel());
   }

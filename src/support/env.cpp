@@ -22,7 +22,8 @@ const std::vector<Switch>& all() {
       {"TILE_CACHE", "1", cache_effect::none, "0 disables the compile caches"},
       {"TILE_WARP_SPECIALIZE", "", cache_effect::part_of_key,
        "sm_90a kernels whose pipelined loops are all filled by tensor copies, with a producer warp issuing them: by "
-       "default where the plain build holds one block an SM (compiled both ways); 1: wherever a kernel qualifies; 0: never"},
+       "default where the plain plan's rings hold one block an SM (compiled once), or where the plain build's registers "
+       "do (compiled both ways); 1: wherever a kernel qualifies; 0: never"},
       {"TILE_DEFER_DOTS", "0", cache_effect::part_of_key,
        "1: on sm_90a a warpgroup dot left in flight at the end of a loop's iteration (attention's P·V) is issued in "
        "the next iteration after its first dot (QKᵀ), so that it runs during the softmax (off by default: -4 to +6 % "
