@@ -192,7 +192,8 @@ struct Function {
   // as Triton and nvcc do by default; false keeps every op rounded (the interpreter's results)
   bool fp_fusion = true;
   // warp_specialize: -1 the compiler's choice (schedule/warp_specialize.hpp: where it qualifies
-  // and the plain build holds one block an SM), 0 never, 1 wherever the kernel qualifies.
+  // and the plain plan's rings or the plain build hold one block an SM), 0 never, 1 wherever the
+  // kernel qualifies.
   int warp_specialize = -1;
   /// The GPU level (layout/gpu_passes.hpp made it from tile IR): every tile value's type carries
   /// its layout for a CTA of num_warps warps, a use that wants another layout goes through an

@@ -29,7 +29,8 @@ struct lowering_options {
   /// one more block an SM needs them (the retry keeps the build only if it spills no more).
   int max_registers = 0;
   /// The kernel runs warp-specialized where it qualifies (schedule/warp_specialize.hpp): the
-  /// variant compile_cuda tries where the plain build holds one block an SM.
+  /// variant compile_cuda tries where the plain build holds one block an SM (or the first build,
+  /// warp_specialize_by_shared).
   bool warp_specialize = false;
   /// Warp-specialized also where the kernel qualifies and its plain plan's rings alone keep a
   /// second block off the SM (the default's first build: the plain build would hold one block,
