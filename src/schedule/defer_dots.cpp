@@ -35,11 +35,11 @@
 #include <algorithm>
 #include <array>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "layout/mma_engine.hpp"
 #include "schedule/defer_dots.hpp"
+#include "schedule/dot_waits.hpp"
 
 namespace tile::schedule {
 
@@ -50,7 +50,6 @@ using ir::OpKind;
 using OpIter = std::list<std::unique_ptr<Op>>::iterator;
 using layout::is_warpgroup_dot;
 using layout::left_in_flight;
-
 
 /// Every op of `b` (at any depth) reading `v`.
 std::vector<Op*> users(ir::Block& b, const ir::Value* v) {
@@ -189,30 +188,15 @@ void rotate(const Candidate& c) {
 
   // d', after q; q left in flight, waited for before its first use
   ir::Builder qb(&body, std::next(find(body, c.q)));
-  Op* dn = reissue(c, qb, arg, body.arg(c.slot + 1));
   // (issued from the second iteration on: the first has no previous product to add)
   ir::Value* later = qb.create(OpKind::cmp, {body.arg(0), loop.operand(0)}, {ir::Type{dtype::i1}},
                                ir::Attrs{{static_cast<std::int64_t>(ir::CmpPred::ne)}, 0.0, {}}, c.d->loc)->result();
-  later->def->parent->ops.splice(find(*later->def->parent, dn), later->def->parent->ops, find(*later->def->parent, later->def));
+  Op* dn = reissue(c, qb, arg, body.arg(c.slot + 1));
   dn->operands.push_back(later);
-  dn->attrs.ints.resize(5, 0);
-  dn->attrs.ints[4] = 1;
+  leave_in_flight(*dn);
   c.w->operands[0] = dn->result();
-  c.q->attrs.ints.resize(5, 0);
-  c.q->attrs.ints[4] = 1;
-  {
-    ir::Value* v = c.q->result();
-    for (auto it = std::next(find(body, dn)); it != body.ops.end(); ++it) {
-      bool uses = std::find((*it)->operands.begin(), (*it)->operands.end(), v) != (*it)->operands.end();
-      for (auto& r : (*it)->regions) uses |= !users(*r, v).empty();
-      if (!uses) continue;
-      ir::Builder wb(&body, it);
-      ir::Value* done = wb.create(OpKind::mma_wait, {v}, {v->type}, ir::Attrs{{1}, 0.0, {}}, c.q->loc)->result();
-      ir::replace_all_uses(body, v, done);
-      done->def->operands[0] = v;
-      break;
-    }
-  }
+  leave_in_flight(*c.q);
+  wait_at_first_use(body, *c.q);  // (pending 1: d' was issued after it)
 
   // the last iteration's d, after the loop, waited for by the loop's wait
   ir::Builder ab(&outer, std::next(find(outer, &loop)));

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "layout/mma_engine.hpp"
+#include "schedule/dot_waits.hpp"
 #include "schedule/overlap_dots.hpp"
 
 namespace tile::schedule {
@@ -113,7 +114,7 @@ class Overlap {
         std::unordered_set<const Op*> need;
         if (!needs(o, first, it, need, from_d1)) return false;
         move(b, first, it, need);
-        mark(d1), mark(o);
+        leave_in_flight(d1), leave_in_flight(o);
         paired.insert(&d1), paired.insert(&o);
         wait_at_first_use(b, d1);
         wait_at_first_use(b, o);
@@ -157,43 +158,6 @@ class Overlap {
     }
     moved.splice(moved.end(), b.ops, at);
     b.ops.splice(std::next(first), moved);
-  }
-
-  static void mark(Op& dot) {
-    dot.attrs.ints.resize(5, 0);
-    dot.attrs.ints[4] = 1;
-  }
-
-  /// An mma_wait on `dot`'s product before the first op of the block that reads it (at any
-  /// depth), which then reads the wait's result: pending 1 where another warpgroup dot was
-  /// issued after `dot` by then (the lowering of that dot already waited for this one), else 0.
-  static void wait_at_first_use(ir::Block& b, Op& dot) {
-    ir::Value* v = dot.result();
-    bool after = false, later_dot = false;
-    for (auto it = b.ops.begin(); it != b.ops.end(); ++it) {
-      Op& o = **it;
-      if (&o == &dot) {
-        after = true;
-        continue;
-      }
-      if (!after) continue;
-      bool uses = false;
-      for (const ir::Value* x : o.operands) uses |= x == v;
-      for (auto& r : o.regions)
-        ir::walk(*r, [&](const Op& y) {
-          for (const ir::Value* x : y.operands) uses |= x == v;
-        });
-      if (!uses) {
-        later_dot |= is_warpgroup_dot(o);
-        continue;
-      }
-      ir::Builder bld(&b, it);
-      ir::Value* done = bld.create(OpKind::mma_wait, {v}, {v->type}, ir::Attrs{{later_dot ? 1 : 0}, 0.0, {}}, dot.loc)->result();
-      ir::Op* wait = done->def;
-      ir::replace_all_uses(b, v, done);
-      wait->operands[0] = v;
-      return;
-    }
   }
 };
 
