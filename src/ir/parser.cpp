@@ -677,6 +677,15 @@ class Parser {
           meaning = false;
         }
         break;
+      case OpKind::turn_wait:
+      case OpKind::turn_pass:
+        if (const attr_value* v = take("groups")) {
+          const attr_value* g = take("group");
+          a.ints = {int_of(*v), g ? int_of(*g) : -1};
+        } else {
+          meaning = false;
+        }
+        break;
       case OpKind::barrier:
         if (const attr_value* v = take("id")) {
           const attr_value* th = take("threads");

@@ -409,7 +409,7 @@ class Printer {
           t.named.push_back("mma = " + std::string(enum_name(a.ints[1], {"none", "warp", "warpgroup"})));
           // (no engine: warps printed only where they are not 0 or generic ints follow)
           if (a.ints[1] || a.ints[2] || a.ints[3] || a.ints.size() > 4) t.named.push_back("warps = " + int_list({a.ints[2], a.ints[3]}));
-          if (a.ints.size() >= 5 && (a.ints[4] == 0 || a.ints[4] == 1)) {
+          if (a.ints.size() >= 5 && a.ints[4] >= 0 && a.ints[4] <= 2) {
             used_ints = 5;
             flag(4, "in_flight");
           }
@@ -440,6 +440,13 @@ class Printer {
         if (take(3))
           t.named.push_back("producer_warps = " + std::to_string(a.ints[0]) + ", consumer_regs = " + std::to_string(a.ints[1]) +
                             ", producer_regs = " + std::to_string(a.ints[2]));
+        break;
+      case OpKind::turn_wait:
+      case OpKind::turn_pass:
+        if (take(2)) {
+          t.named.push_back("groups = " + std::to_string(a.ints[0]));
+          if (a.ints[1] != -1) t.named.push_back("group = " + std::to_string(a.ints[1]));
+        }
         break;
       case OpKind::barrier:
         if (take(2)) {

@@ -501,6 +501,7 @@ class Verifier {
         }
         ints(op, 1);
         range(op, 0, 0, 2, "precision");
+        if (op.attrs.ints.size() > 4) range(op, 4, 0, 2, "groups a dot leaves in flight");
         const Type &a = in(op, 0), &b = in(op, 1), &c = in(op, 2);
         bool ok = !a.ptr && !b.ptr && !c.ptr && a.shape.size() == 2 && b.shape.size() == 2 && c.shape.size() == 2 &&
                   a.shape[1] == b.shape[0] && c.shape[0] == a.shape[0] && c.shape[1] == b.shape[1];
@@ -694,6 +695,18 @@ class Verifier {
           fail(op, "the partitions' registers are 0 (as launched) or multiples of 8 from 24 to 256");
         if (op.parent && op.parent->parent) fail(op, "warp_specialize is an op of the kernel's body");
         break;
+      case OpKind::turn_wait:
+      case OpKind::turn_pass: {
+        counts(op, 0, 0);
+        ints(op, 2);
+        range(op, 0, 2, 4, "turns' warpgroups");
+        range(op, 1, -1, op.attrs.ints[0] - 1, "the warpgroup taking part (-1: every one)");
+        bool consumers = false;
+        for (const Block* b = op.parent; b && b->parent && !consumers; b = b->parent->parent)
+          consumers = b->parent->kind == OpKind::warp_specialize && b == b->parent->region(1);
+        if (!consumers) fail(op, "turns are taken by a warp-specialized kernel's consumers (its warp_specialize op's second region)");
+        break;
+      }
       case OpKind::barrier:
         counts(op, 0, 0);
         ints(op, 2);

@@ -226,8 +226,8 @@ std::string gpu_op_rule(const Function& f, const Op& op) {
       const auto& a = op.attrs.ints;
       if (a.size() < 4) return "a dot at the GPU level names its engine (mma = none, warp or warpgroup)";
       if (a[1] < 0 || a[1] > 2) return "a dot's engine must be 0 (none), 1 (warp) or 2 (warpgroup)";
-      if (a.size() > 4 && (a[4] < 0 || a[4] > 1 || (a[4] == 1 && a[1] != 2)))
-        return "only a warpgroup dot is left in flight (ints[4] = 1; an mma_wait takes its result)";
+      if (a.size() > 4 && (a[4] < 0 || a[4] > 2 || (a[4] != 0 && a[1] != 2)))
+        return "only a warpgroup dot is left in flight (ints[4] = 1 or 2; an mma_wait takes its result)";
       if (a[1] == 0) return {};
       for (unsigned k = 2; k < 4; ++k)
         if (a[k] < 1 || (a[k] & (a[k] - 1))) return "a tensor-core dot's warps must be powers of two";

@@ -22,6 +22,7 @@
 #include "schedule/allocate_shared.hpp"
 #include "schedule/hoist_loads.hpp"
 #include "schedule/defer_dots.hpp"
+#include "schedule/take_turns.hpp"
 #include "schedule/overlap_dots.hpp"
 #include "schedule/insert_barriers.hpp"
 #include "schedule/pipeline_loops.hpp"
@@ -189,12 +190,14 @@ std::shared_ptr<const ptx_kernel> lower(const ir::Function& original, const targ
     if (!pipes.loops.empty()) {
       pm.add(schedule::make_pipeline_loops(pipes));
       pm.add(transforms::make_dce());  // what only fed the loads the rings replaced
-      if (env::enabled("TILE_DEFER_DOTS")) pm.add(schedule::make_defer_dots());  // (=1) a dot left in flight issued after the next iteration's first
+      if (env::enabled("TILE_DEFER_DOTS") || env::enabled("TILE_PINGPONG"))
+        pm.add(schedule::make_defer_dots());  // (=1) a dot left in flight issued after the next iteration's first
     }
     pm.add(schedule::make_hoist_loads());    // a loop's small loads issued ahead of its dots
     pm.add(schedule::make_overlap_dots());   // independent warpgroup dots issued back to back
     schedule::add_shared_memory_passes(pm);  // buffers placed; the barriers and fences between the threads' accesses
     pm.add(transforms::make_guard_bounded_selects());  // a loop's bound masks behind one uniform compare
+    if (env::enabled("TILE_PINGPONG")) pm.add(schedule::make_take_turns());  // (=1) the consumer warpgroups' dots issued in turns
     pm.run(*gpu);
   }
   if (!pipes.loops.empty()) axis_store.emplace(*gpu);  // (the prologues' and copies' values)
@@ -231,7 +234,7 @@ cache_key ptx_key(const ir::Function& fn, const targets::nvptx::arch& a) {
   key.target = "nvptx-" + a.name();
   key.options = std::string(kOptions) + ";w" + std::to_string(fn.num_warps) + ";s" + std::to_string(fn.num_stages) +
                 (fn.fp_fusion ? "" : ";nofma") + (fn.warp_specialize >= 0 ? ";ws" + std::to_string(fn.warp_specialize) : "") +
-                (env::enabled("TILE_DEFER_DOTS") ? ";defer" : "");
+                (env::enabled("TILE_DEFER_DOTS") ? ";defer" : "") + (env::enabled("TILE_PINGPONG") ? ";pingpong" : "");
   key.version = support::build_id();
   key.kernel = fn.name;
   return key;

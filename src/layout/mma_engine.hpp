@@ -17,7 +17,7 @@ inline mma_engine engine_of(const ir::Op& dot) {
   const auto& a = dot.attrs.ints;
   return dot.kind == ir::OpKind::dot && a.size() >= 4 ? static_cast<mma_engine>(a[1]) : mma_engine::none;
 }
-/// A dot on a warpgroup's engine; one left in flight (ints[4] = 1: an mma_wait takes its result).
+/// A dot on a warpgroup's engine; one left in flight (ints[4] = 1 or 2: an mma_wait takes its result).
 inline bool is_warpgroup_dot(const ir::Op& o) { return engine_of(o) == mma_engine::warpgroup; }
 inline bool left_in_flight(const ir::Op& dot) { return dot.attrs.ints.size() > 4 && dot.attrs.ints[4] != 0; }
 /// Whether the engine reads its operands from shared memory itself, through another path than

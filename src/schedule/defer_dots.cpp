@@ -13,7 +13,7 @@
 //   before  for iv in lo..hi (…, acc):  X(iv) ⊃ {q = dot(…); w = mma_wait{0}(acc); c = f(w)};
 //                                      d = dot(a, buffer_index(ring, s), c){in flight}; yield (…, d)
 //   after   for iv in lo..hi (…, c' = acc0, a' = 0, s' = s(lo)):  X(iv) where q is left in flight
-//             and followed by d' = dot(a', buffer_index(ring, s'), c', iv != lo){in flight};
+//             and followed by d' = dot(a', buffer_index(ring, s'), c', iv != lo){in flight = 2};
 //             mma_wait{1}(q) before q's first use; w = mma_wait{0}(d'); yield (…, c, a, s)
 //           d = dot(a, buffer_index(ring, s), c){in flight}; the loop's mma_wait{0} on it
 //
@@ -193,7 +193,7 @@ void rotate(const Candidate& c) {
                                ir::Attrs{{static_cast<std::int64_t>(ir::CmpPred::ne)}, 0.0, {}}, c.d->loc)->result();
   Op* dn = reissue(c, qb, arg, body.arg(c.slot + 1));
   dn->operands.push_back(later);
-  leave_in_flight(*dn);
+  leave_in_flight(*dn, 2);  // (its issue does not wait for q: whatever comes between them and q's wait runs with both in flight)
   c.w->operands[0] = dn->result();
   leave_in_flight(*c.q);
   wait_at_first_use(body, *c.q);  // (pending 1: d' was issued after it)

@@ -5,9 +5,9 @@
 
 namespace tile::schedule {
 
-void leave_in_flight(ir::Op& dot) {
+void leave_in_flight(ir::Op& dot, int groups) {
   dot.attrs.ints.resize(5, 0);
-  dot.attrs.ints[4] = 1;
+  dot.attrs.ints[4] = groups;
 }
 
 void wait_at_first_use(ir::Block& b, ir::Op& dot) {

@@ -6,9 +6,10 @@
 
 namespace tile::schedule {
 
-/// Marks `dot` (a warpgroup dot) left in flight: ints[4] = 1, its lowering commits it and waits
-/// only for what came before it.
-void leave_in_flight(ir::Op& dot);
+/// Marks `dot` (a warpgroup dot) left in flight: ints[4] = `groups`, its lowering commits it and
+/// waits until at most that many groups run: 1, only for what came before it; 2, not for the one
+/// warpgroup dot issued (in flight) just before it either.
+void leave_in_flight(ir::Op& dot, int groups = 1);
 
 /// An mma_wait on `dot`'s product before the first op of its block that reads it (at any depth),
 /// which then reads the wait's result: pending 1 where another warpgroup dot was issued after

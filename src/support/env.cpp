@@ -28,6 +28,9 @@ const std::vector<Switch>& all() {
        "1: on sm_90a a warpgroup dot left in flight at the end of a loop's iteration (attention's P·V) is issued in "
        "the next iteration after its first dot (QKᵀ), so that it runs during the softmax (off by default: -4 to +6 % "
        "on the attention forward's configurations, bench/results/h200.md)"},
+      {"TILE_PINGPONG", "0", cache_effect::part_of_key,
+       "1: as TILE_DEFER_DOTS=1, and a warp-specialized kernel's consumer warpgroups issue such a loop's dots in "
+       "turns (FlashAttention-3's ping-pong schedule: one warpgroup's softmax while the other's dots run)"},
       {"TILE_TARGET", "", cache_effect::part_of_key,
        "NVIDIA arch the null backend compiles for (sm_80, sm_86, sm_89, sm_90, sm_90a; default sm_90a)"},
       {"TILE_PTXAS_CHECK", "", cache_effect::none,

@@ -11,6 +11,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -1130,7 +1131,8 @@ TEST_CASE("defer_dots: attention's P V issued in the next iteration, after its Q
   const fwd_dump w = fwd_desc_sm90a("attn_fwd_defer_test", 128, 128, 128, 8, false, 1);
   unsetenv("TILE_DEFER_DOTS");
   INFO(w.gtir);
-  CHECK(count(w.gtir, "in_flight}") == 3);  // (the loop's two dots, and the last P V after it)
+  CHECK(count(w.gtir, "in_flight}") == 2);  // (the loop's Q K^T, and the last P V after it)
+  CHECK(count(w.gtir, "in_flight = 2}") == 1);  // (the loop's P V: its issue does not wait for Q K^T)
   CHECK(count(w.gtir, "mma_wait") == 3);
   CHECK(count(w.gtir, "{pending = 1}") == 1);
   CHECK(count(w.ptx, "wgmma.mma_async") == 3 * 8);  // (Q K^T, P V in the loop and after it; 8 k-steps each)
@@ -1148,7 +1150,7 @@ TEST_CASE("defer_dots: attention's P V issued in the next iteration, after its Q
   REQUIRE(loop + 3 < lines.size());
   CHECK(lines[loop].find("f16[128,128]") != std::string::npos);  // (p carried)
   CHECK(lines[loop + 1].find("in_flight}") != std::string::npos);
-  CHECK(lines[loop + 2].find("in_flight}") != std::string::npos);
+  CHECK(lines[loop + 2].find("in_flight = 2}") != std::string::npos);
   CHECK(lines[loop + 3].find("{pending = 1}") != std::string::npos);
   // the guard, the deferred dot's fourth operand, prints and parses back; one that is not an i1
   // is an error naming the rule
@@ -1172,6 +1174,88 @@ TEST_CASE("defer_dots: attention's P V issued in the next iteration, after its Q
   CHECK(count(off.gtir, "{pending = 1}") == 0);
   CHECK(count(off.ptx, "wgmma.mma_async") == 2 * 8);
   CHECK(count(off.gtir, "barrier_arrive ") == 1);
+}
+
+TEST_CASE("take_turns (TILE_PINGPONG=1): the consumer warpgroups issue the attention loop's dots in turns") {
+  // FlashAttention-3's ping-pong: with P V deferred, each iteration's dots are issued back to back
+  // (Q K^T, the previous P V); warpgroup g waits on named barrier 2 + g for its turn before them
+  // and passes it to the other one's after them, before it waits for Q K^T: one warpgroup's
+  // softmax runs while the other's dots do. Before the loop the last warpgroup gives warpgroup 0
+  // the first turn; after it warpgroup 0 takes the one passed at the end (every barrier balanced)
+  setenv("TILE_PINGPONG", "1", 1);
+  const fwd_dump w = fwd_desc_sm90a("attn_fwd_pingpong_test", 128, 128, 128, 8, false, 1);
+  const fwd_dump c = fwd_desc_sm90a("attn_fwd_pingpong_causal_test", 128, 128, 64, 8, true, 1);
+  unsetenv("TILE_PINGPONG");
+  INFO(w.gtir);
+  CHECK(count(w.gtir, "turn_wait {groups = 2}") == 1);
+  CHECK(count(w.gtir, "turn_pass {groups = 2}") == 1);
+  CHECK(count(w.gtir, "turn_pass {groups = 2, group = 1}") == 1);
+  CHECK(count(w.gtir, "turn_wait {groups = 2, group = 0}") == 1);
+  CHECK(count(w.gtir, "{pending = 1}") == 1);  // (defer_dots' form)
+  // in the loop: turn_wait, Q K^T, (the guard, V's buffer), P V, turn_pass, the wait for Q K^T
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(w.gtir);
+    for (std::string l; std::getline(in, l);)
+      if (l.find("turn_") != std::string::npos || l.find(" dot ") != std::string::npos || l.find("mma_wait") != std::string::npos ||
+          l.find(" for ") != std::string::npos)
+        lines.push_back(l);
+  }
+  auto at = [&](std::size_t i, const char* what) { return i < lines.size() && lines[i].find(what) != std::string::npos; };
+  std::size_t first = 0;
+  while (first < lines.size() && !at(first, "turn_pass {groups = 2, group = 1}")) ++first;
+  CHECK(at(first + 1, " for "));
+  CHECK(at(first + 2, "turn_wait {groups = 2}"));
+  CHECK(at(first + 3, "in_flight}"));
+  CHECK(at(first + 4, "in_flight = 2}"));
+  CHECK(at(first + 5, "turn_pass {groups = 2}"));
+  CHECK(at(first + 6, "{pending = 1}"));
+  // the PTX: the barrier ids in registers, two warpgroups' 256 threads each
+  CHECK(count(w.ptx, "bar.sync %r") == 2);
+  CHECK(count(w.ptx, "bar.arrive %r") == 2);
+  // (P V's issue leaves Q K^T running: the turn passes before the threads wait for Q K^T)
+  CHECK(count(w.ptx, "wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 2;") == 1);
+  const std::size_t pass = w.ptx.find("bar.arrive", w.ptx.find("wgmma.wait_group.sync.aligned 2;"));
+  CHECK(w.ptx.substr(w.ptx.find("wgmma.wait_group.sync.aligned 2;"), pass - w.ptx.find("wgmma.wait_group.sync.aligned 2;")).find("wait_group.sync.aligned 1") == std::string::npos);
+  const std::regex turn_bar(R"(bar\.(sync|arrive) %r\d+, 256;)");
+  CHECK(std::distance(std::sregex_iterator(w.ptx.begin(), w.ptx.end(), turn_bar), std::sregex_iterator()) == 4);
+  CHECK(count(w.ptx, "ld.local") + count(w.ptx, "st.local") == 0);
+  // the IR parses back; turns outside the consumers' region are an error naming the rule
+  tile::ir::verify(*tile::ir::parse(w.gtir, "pingpong.gtir"), "parse");
+  std::string bad = w.gtir;
+  const std::size_t ws = bad.find("  warp_specialize {");
+  REQUIRE(ws != std::string::npos);
+  bad.insert(ws, "  turn_wait {groups = 2}\n");
+  std::string err;
+  try {
+    tile::ir::verify(*tile::ir::parse(bad, "bad.gtir"), "parse");
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  CHECK(err.find("turns are taken by a warp-specialized kernel's consumers") != std::string::npos);
+  // the causal forward's two loops: each its own turns
+  INFO(c.gtir);
+  CHECK(count(c.gtir, "turn_wait {groups = 2}") == 2);
+  CHECK(count(c.gtir, "turn_pass {groups = 2, group = 1}") == 2);
+  CHECK(count(c.gtir, "turn_wait {groups = 2, group = 0}") == 2);
+  // 4 warps (one warpgroup), or not warp-specialized: no turns
+  setenv("TILE_PINGPONG", "1", 1);
+  const fwd_dump one = fwd_desc_sm90a("attn_fwd_pingpong_one_test", 64, 64, 64, 4, false, 1);
+  const fwd_dump plain = fwd_desc_sm90a("attn_fwd_pingpong_plain_test", 128, 128, 128, 8, false, 0);
+  unsetenv("TILE_PINGPONG");
+  CHECK(count(one.gtir, "{pending = 1}") == 1);
+  CHECK(count(one.gtir, "turn_") + count(plain.gtir, "turn_") == 0);
+}
+
+TEST_CASE("take_turns: ptxas assembles the forwards whose consumer warpgroups take turns" * needs_ptxas) {
+  setenv("TILE_PINGPONG", "1", 1);
+  setenv("TILE_PTXAS_CHECK", "sm_90a", 1);
+  for (const auto& [D, BN, causal] : {std::tuple{128, 128, false}, std::tuple{128, 64, true}, std::tuple{64, 128, false}}) {
+    INFO("D = " << D << ", BLOCK_N = " << BN << (causal ? ", causal" : ""));
+    CHECK_NOTHROW(fwd_desc_sm90a("attn_fwd_pingpong_ptxas_test", D, 128, BN, 8, causal, 1));
+  }
+  unsetenv("TILE_PTXAS_CHECK");
+  unsetenv("TILE_PINGPONG");
 }
 
 TEST_CASE("warp specialization by default: the variant tried where the plain build holds one block an SM") {

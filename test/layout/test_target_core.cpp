@@ -30,6 +30,22 @@ TEST_CASE("GPU target core: barrier(id, threads) — the CTA's bar.sync 0 and na
                          doctest::Contains("nvptx: a barrier"), tile::error);
 }
 
+TEST_CASE("GPU target core: named_barrier(id, threads, arrive) — an id the threads compute, waiting or only arriving") {
+  const auto a = targets::nvptx::parse_arch("sm_90a");
+  const std::string ptx = jit::hooks_ptx(a, 8, [](codegen::Lowering& L, const NvptxTarget& t) {
+    llvm::Value* id = t.thread_id(L);  // (any i32 the threads compute: PTX takes the register)
+    t.named_barrier(L, id, 256, false);
+    t.named_barrier(L, id, 256, true);
+  });
+  INFO(ptx);
+  CHECK(ptx.find("bar.sync %r") != std::string::npos);
+  CHECK(ptx.find("bar.arrive %r") != std::string::npos);
+  CHECK(ptx.find(", 256;") != std::string::npos);
+  for (int threads : {0, 48, 512})
+    CHECK_THROWS_WITH_AS(jit::hooks_ptx(a, 8, [&](codegen::Lowering& L, const NvptxTarget& t) { t.named_barrier(L, t.thread_id(L), threads, true); }),
+                         doctest::Contains("nvptx: a named barrier"), tile::error);
+}
+
 TEST_CASE("GPU target core: NVPTX hands out its tensor-core and asynchronous-copy engines") {
   const NvptxTarget target(targets::nvptx::parse_arch("sm_80"), 4);
   const codegen::gpu::GpuTargetHooks& hooks = target;

@@ -17,6 +17,9 @@
 //                        warp-specialized kernel's consumer partition, the CTA's is the
 //                        consumers' named barrier kConsumerBarrier)
 //   barrier_arrive       where valid, every thread arrives on the slot's barrier
+//   turn_wait / pass     the consumers' warpgroup g (thread / 128) waits on named barrier
+//                        kTurnBarrier + g, or arrives on the next one's, both of 2 warpgroups
+//                        (schedule/take_turns.hpp)
 //   shared_fence         the engine's make_visible (a warpgroup engine reads through another path)
 //   copy_fence           the program's global writes visible to the copy engine
 //   mma_wait             the engine's wait on the accumulator's registers, 128 at a time
@@ -147,6 +150,24 @@ void GpuLowering::lower_async(const ir::Op& op) {
       if (op.attrs.ints[0] == 0 && op.attrs.ints[1] == -1) return barrier();  // (the CTA's, or the consumers' own)
       target.barrier(S, static_cast<int>(op.attrs.ints[0]), op.attrs.ints[1] == -1 ? 0 : static_cast<int>(op.attrs.ints[1]));
       return;
+    case OpKind::turn_wait:
+    case OpKind::turn_pass: {
+      if (!consumer_threads_) unsupported(op, "internal error: turns outside a warp-specialized kernel's consumers");
+      const int groups = static_cast<int>(op.attrs.ints[0]), only = static_cast<int>(op.attrs.ints[1]);
+      const std::uint32_t group = 4 * static_cast<std::uint32_t>(lanes);
+      if (consumer_threads_ != static_cast<int>(group) * groups) unsupported(op, "internal error: turns of warpgroups the consumers do not have");
+      const bool pass = op.kind == OpKind::turn_pass;
+      llvm::Value* g = B.CreateUDiv(tid, B.getInt32(group));
+      llvm::Value* id = pass ? B.CreateURem(B.CreateAdd(g, B.getInt32(1)), B.getInt32(static_cast<std::uint32_t>(groups))) : g;
+      id = B.CreateAdd(id, B.getInt32(kTurnBarrier));
+      auto turn = [&]() -> llvm::Value* {
+        target.named_barrier(S, id, 2 * static_cast<int>(group), pass);
+        return nullptr;
+      };
+      if (only < 0) turn();
+      else S.if_else(B.CreateICmpEQ(g, B.getInt32(static_cast<std::uint32_t>(only))), turn, nullptr, pass ? "turn.first" : "turn.last");
+      return;
+    }
     case OpKind::shared_fence:
       mma().make_visible(*this, static_cast<layout::mma_engine>(op.attrs.ints[0]));
       return;

@@ -183,6 +183,8 @@ void GpuLowering::lower_op_body(const ir::Op& op) {
     case OpKind::shared_fence:
     case OpKind::copy_fence:
     case OpKind::barrier_arrive:
+    case OpKind::turn_wait:
+    case OpKind::turn_pass:
     case OpKind::mma_wait: lower_async(op); return;
     case OpKind::warp_specialize: lower_partitions(op); return;
     case OpKind::splat: {

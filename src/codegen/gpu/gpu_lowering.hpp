@@ -208,6 +208,7 @@ class GpuLowering {
   /// theirs alone, a named barrier); 0 elsewhere.
   int consumer_threads_ = 0;
   static constexpr int kConsumerBarrier = 1;  // (the named barrier id of the consumers' CTA barrier)
+  static constexpr int kTurnBarrier = 2;      // (turn_wait / turn_pass: warpgroup g's turn is barrier kTurnBarrier + g)
   void lower_control(const ir::Op& op);
   /// A `for`'s run-time check that its step is positive (> 0; unsigned: != 0): the failure
   /// naming the kernel and the loop's line, unless the step is a constant that passes.

@@ -93,6 +93,11 @@ class GpuTargetHooks : public TargetHooks {
   /// those threads is visible to them after it. Named barriers let groups of warps (a
   /// warp-specialized producer and its consumers) wait for each other alone.
   virtual void barrier(Lowering& L, int id, int threads) const = 0;
+  /// Named barrier `id` (i32, known at run time only; 1 .. 15) among `threads` threads (whole
+  /// warps): the calling threads wait until all have come (`arrive` false), or count as come and
+  /// go on (`arrive` true). Warpgroups taking turns (schedule/take_turns.hpp): each waits on its
+  /// own barrier, the one before it arrives there.
+  virtual void named_barrier(Lowering& L, llvm::Value* id, int threads, bool arrive) const = 0;
   /// A warpgroup's threads run on with `regs` registers each from here (`increase`: more than
   /// before, taken from what other warpgroups gave back; else fewer, given back): a
   /// warp-specialized kernel's partitions (schedule/warp_specialize.hpp). Every thread of the

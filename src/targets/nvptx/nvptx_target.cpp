@@ -153,6 +153,16 @@ void NvptxTarget::barrier(codegen::Lowering& L, int id, int threads) const {
   void_asm(L, "bar.sync " + std::to_string(id) + (threads ? ", " + std::to_string(threads) : std::string()) + ";");
 }
 
+void NvptxTarget::named_barrier(codegen::Lowering& L, llvm::Value* id, int threads, bool arrive) const {
+  if (threads < 32 || threads % 32 != 0 || threads > 32 * num_warps_)
+    throw tile::error("nvptx: a named barrier of " + std::to_string(threads) + " threads (whole warps of the CTA's " +
+                      std::to_string(32 * num_warps_) + " threads)");
+  auto& b = *L.b;
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
+  const std::string text = std::string(arrive ? "bar.arrive" : "bar.sync") + " $0, " + std::to_string(threads) + ";";
+  b.CreateCall(fty, llvm::InlineAsm::get(fty, text, "r,~{memory}", true), {id});
+}
+
 void NvptxTarget::set_registers(codegen::Lowering& L, int regs, bool increase) const {
   if (!arch_.accel || arch_.sm < 90) throw tile::error("nvptx: setmaxnreg needs sm_90a, not " + arch_.name());
   void_asm(L, std::string("setmaxnreg.") + (increase ? "inc" : "dec") + ".sync.aligned.u32 " + std::to_string(regs) + ";");

@@ -58,6 +58,8 @@ class NvptxTarget final : public codegen::gpu::GpuTargetHooks {
   llvm::Value* thread_id(codegen::Lowering& L) const override;
   /// bar.sync id[, threads]; the CTA-wide one as LLVM's barrier0.
   void barrier(codegen::Lowering& L, int id, int threads) const override;
+  /// bar.sync / bar.arrive id, threads with the id in a register.
+  void named_barrier(codegen::Lowering& L, llvm::Value* id, int threads, bool arrive) const override;
   /// setmaxnreg.{inc,dec}.sync.aligned.u32 (sm_90a).
   void set_registers(codegen::Lowering& L, int regs, bool increase) const override;
   llvm::Value* shuffle_xor_i32(codegen::Lowering& L, llvm::Value* v, int mask) const override;
