@@ -8,21 +8,25 @@
 // iteration to compute with it: that run of issues is the turn. (A matmul's K loop, whose chained
 // dot nothing waits for inside the loop, keeps the tensor cores busy without turns.) Then
 //
-//   turn_pass {group = G - 1}                the last warpgroup gives warpgroup 0 the first turn
-//   for … {
-//     …; turn_wait; dot{in flight}; …; dot{in flight}; turn_pass; …   (the rest: waits, softmax)
-//   }
-//   turn_wait {group = 0}                    warpgroup 0 takes the turn the last one passed at
-//                                            the end, so every barrier is balanced after the loop
+//   consumers {
+//     turn_pass {group = G - 1}              the last warpgroup gives warpgroup 0 the first turn
+//     … for … {
+//       …; turn_wait; dot{in flight}; …; dot{in flight}; turn_pass; …   (the rest: waits, softmax)
+//     } …                                    (every such loop of the region: the turns go on)
+//     turn_wait {group = 0}                  warpgroup 0 takes the turn the last one passed at
+//   }                                        the end, so every barrier is balanced at the exit
 //
 // Warpgroup g waits on its own barrier until warpgroup g - 1 has issued its dots of the same
-// iteration (g = 0: warpgroup G - 1 those of the previous one), and passes the turn as soon as its
-// own are issued, not waiting for them: the tensor cores run them in that order while each
-// warpgroup computes with the products it waits for after its turn. The loop's bounds are the
-// program's scalars, so every warpgroup runs the same iterations and every wait is met. A turn
-// holds no other barrier: the copies it might wait for come from the producer, whose ring has two
-// buffers or more (a warpgroup waiting for its turn has released every buffer the others wait
-// to be refilled).
+// iteration (g = 0: warpgroup G - 1 those of the previous one, or of the previous loop), and
+// passes the turn as soon as its own are issued, not waiting for them: the tensor cores run them
+// in that order while each warpgroup computes with the products it waits for after its turn. The
+// first turn and the last are the region's, not each loop's: a warpgroup that left a loop first
+// could otherwise pass the next loop's first turn before the last loop's was taken (two arrivals
+// on one barrier complete it with no one waiting). The loops' bounds are the program's scalars,
+// so every warpgroup runs the same iterations and every wait is met. A turn holds no other
+// barrier: the copies it might wait for come from the producer, whose ring has two buffers or
+// more (a warpgroup waiting for its turn has released every buffer the others wait to be
+// refilled).
 #include <optional>
 #include <vector>
 
@@ -84,9 +88,6 @@ bool run_block(ir::Block& b, int groups) {
     ir::Block& body = *o.region(0);
     turn(body, t->first, OpKind::turn_wait, groups, -1, (*t->first)->loc);
     turn(body, std::next(t->second), OpKind::turn_pass, groups, -1, (*t->second)->loc);
-    turn(b, it, OpKind::turn_pass, groups, groups - 1, o.loc);
-    turn(b, std::next(it), OpKind::turn_wait, groups, 0, o.loc);
-    ++it;  // (past the turn_wait after the loop)
     changed = true;
   }
   return changed;
@@ -98,8 +99,15 @@ class TakeTurns final : public transforms::Pass {
   bool run(ir::Function& f) override {
     const int groups = f.num_warps / 4;
     if (f.num_warps % 4 != 0 || groups < 2 || groups > 4) return false;
-    for (auto& o : f.body.ops)
-      if (o->kind == OpKind::warp_specialize) return run_block(*o->region(1), groups);
+    for (auto& o : f.body.ops) {
+      if (o->kind != OpKind::warp_specialize) continue;
+      ir::Block& consumers = *o->region(1);
+      if (!run_block(consumers, groups)) return false;
+      // the first turn, and the one the last turn of the last loop passes: once for the region
+      turn(consumers, consumers.ops.begin(), OpKind::turn_pass, groups, groups - 1, o->loc);
+      turn(consumers, std::prev(consumers.ops.end()), OpKind::turn_wait, groups, 0, o->loc);
+      return true;
+    }
     return false;
   }
 };

@@ -1180,8 +1180,9 @@ TEST_CASE("take_turns (TILE_PINGPONG=1): the consumer warpgroups issue the atten
   // FlashAttention-3's ping-pong: with P V deferred, each iteration's dots are issued back to back
   // (Q K^T, the previous P V); warpgroup g waits on named barrier 2 + g for its turn before them
   // and passes it to the other one's after them, before it waits for Q K^T: one warpgroup's
-  // softmax runs while the other's dots do. Before the loop the last warpgroup gives warpgroup 0
-  // the first turn; after it warpgroup 0 takes the one passed at the end (every barrier balanced)
+  // softmax runs while the other's dots do. At the start of the consumers' region the last
+  // warpgroup gives warpgroup 0 the first turn; at its end warpgroup 0 takes the one passed last
+  // (every barrier balanced; loops in sequence go on taking turns)
   setenv("TILE_PINGPONG", "1", 1);
   const fwd_dump w = fwd_desc_sm90a("attn_fwd_pingpong_test", 128, 128, 128, 8, false, 1);
   const fwd_dump c = fwd_desc_sm90a("attn_fwd_pingpong_causal_test", 128, 128, 64, 8, true, 1);
@@ -1233,11 +1234,14 @@ TEST_CASE("take_turns (TILE_PINGPONG=1): the consumer warpgroups issue the atten
     err = e.what();
   }
   CHECK(err.find("turns are taken by a warp-specialized kernel's consumers") != std::string::npos);
-  // the causal forward's two loops: each its own turns
+  // the causal forward's two loops: turns in both, the first and the last once for the region
   INFO(c.gtir);
   CHECK(count(c.gtir, "turn_wait {groups = 2}") == 2);
-  CHECK(count(c.gtir, "turn_pass {groups = 2, group = 1}") == 2);
-  CHECK(count(c.gtir, "turn_wait {groups = 2, group = 0}") == 2);
+  CHECK(count(c.gtir, "turn_pass {groups = 2}") == 2);
+  CHECK(count(c.gtir, "turn_pass {groups = 2, group = 1}") == 1);
+  CHECK(count(c.gtir, "turn_wait {groups = 2, group = 0}") == 1);
+  CHECK(c.gtir.find("turn_pass {groups = 2, group = 1}") < c.gtir.find("turn_wait {groups = 2}"));
+  CHECK(c.gtir.rfind("turn_wait {groups = 2, group = 0}") > c.gtir.rfind("turn_pass {groups = 2}"));
   // 4 warps (one warpgroup), or not warp-specialized: no turns
   setenv("TILE_PINGPONG", "1", 1);
   const fwd_dump one = fwd_desc_sm90a("attn_fwd_pingpong_one_test", 64, 64, 64, 4, false, 1);
