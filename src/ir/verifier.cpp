@@ -701,6 +701,7 @@ class Verifier {
         ints(op, 2);
         range(op, 0, 2, 4, "turns' warpgroups");
         range(op, 1, -1, op.attrs.ints[0] - 1, "the warpgroup taking part (-1: every one)");
+        if (op.attrs.ints[0] * 4 != f_.num_warps) fail(op, "turns are taken by the consumers' warpgroups: num_warps / 4 of them");
         bool consumers = false;
         for (const Block* b = op.parent; b && b->parent && !consumers; b = b->parent->parent)
           consumers = b->parent->kind == OpKind::warp_specialize && b == b->parent->region(1);

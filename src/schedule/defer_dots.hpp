@@ -2,8 +2,8 @@
 // warpgroup dot left in flight at the end of a loop's iteration, whose product the next iteration
 // waits for, issued in the next iteration right after its first warpgroup dot, so that it runs
 // while the threads compute with that dot's product (the loop rotated; in the first iteration the
-// deferred dot's guard issues nothing). Run where TILE_DEFER_DOTS=1; by default such loops stay as
-// pipeline_loops wrote them.
+// deferred dot's guard issues nothing). Run where TILE_DEFER_DOTS=1 or TILE_PINGPONG=1; by default
+// such loops stay as pipeline_loops wrote them.
 #pragma once
 
 #include <memory>

@@ -63,6 +63,8 @@ bool fence(const Op& o) {
   switch (o.kind) {
     case OpKind::barrier:
     case OpKind::barrier_arrive:
+    case OpKind::turn_wait:
+    case OpKind::turn_pass:
     case OpKind::async_wait:
     case OpKind::async_copy:
     case OpKind::async_commit:

@@ -2,7 +2,9 @@
 // whose consumers are G = num_warps / 4 warpgroups (2 to 4) runs their loops' warpgroup dots in
 // turns.
 //
-// A loop qualifies where its body issues all its warpgroup dots back to back, every one left in
+// A loop qualifies where pipeline_loops split it between the producer and the consumers (its body
+// waits on the producer's copy barriers; its bounds are scalars the producer computes too, the same
+// for every warpgroup), and its body issues all its warpgroup dots back to back, every one left in
 // flight (defer_dots' form of attention's loop: Q K^T, then the previous block's P V), with only
 // pure ops between them and no wait, barrier or copy, and then waits for a product in the same
 // iteration to compute with it: that run of issues is the turn. (A matmul's K loop, whose chained
@@ -20,15 +22,17 @@
 // iteration (g = 0: warpgroup G - 1 those of the previous one, or of the previous loop), and
 // passes the turn as soon as its own are issued, not waiting for them: the tensor cores run them
 // in that order while each warpgroup computes with the products it waits for after its turn. The
-// first turn and the last are the region's, not each loop's: a warpgroup that left a loop first
-// could otherwise pass the next loop's first turn before the last loop's was taken (two arrivals
-// on one barrier complete it with no one waiting). The loops' bounds are the program's scalars,
-// so every warpgroup runs the same iterations and every wait is met. A turn holds no other
+// first turn and the last are the region's, not each loop's: the turns go on from one loop to the
+// next. (Balanced around each loop instead, with the consumers' barrier between the loops, the
+// causal D = 64 attention forward at 128 / 128 / 8 computed wrong values on an H200, for a reason
+// not found: bench/results/h200.md.) Every warpgroup runs the same iterations, so every wait is met. A turn holds no other
 // barrier: the copies it might wait for come from the producer, whose ring has two buffers or
 // more (a warpgroup waiting for its turn has released every buffer the others wait to be
 // refilled).
+#include <list>
+#include <memory>
 #include <optional>
-#include <vector>
+#include <utility>
 
 #include "layout/mma_engine.hpp"
 #include "schedule/take_turns.hpp"
@@ -53,7 +57,8 @@ std::optional<std::pair<OpIter, OpIter>> turn_of(Op& loop) {
   ir::walk(body, [&](Op& o) { dots += is_warpgroup_dot(o); });
   OpIter first = body.ops.end(), last = body.ops.end();
   int issued = 0;
-  bool waits = false;  // (for a product, after the turn)
+  bool waits = false;   // (for a product, after the turn)
+  bool filled = false;  // (the producer fills its ring: a loop pipeline_loops split, bounds the producer computes too)
   for (auto it = body.ops.begin(); it != body.ops.end(); ++it) {
     Op& o = **it;
     if (is_warpgroup_dot(o)) {
@@ -67,14 +72,15 @@ std::optional<std::pair<OpIter, OpIter>> turn_of(Op& loop) {
       waits = true;
     }
     if (o.kind == OpKind::buffer_index && o.operand(0)->type.shape.at(0) < 2) return std::nullopt;  // (a ring of one buffer)
+    filled |= o.kind == OpKind::copy_barrier_wait;
   }
-  if (dots == 0 || issued != dots || !waits) return std::nullopt;  // (a dot in a nested region; nothing to overlap)
+  if (dots == 0 || issued != dots || !waits || !filled) return std::nullopt;  // (a dot in a nested region; nothing to overlap)
   return std::pair{first, last};
 }
 
-Op* turn(ir::Block& b, OpIter before, OpKind kind, int groups, int group, const src_loc& loc) {
+void turn(ir::Block& b, OpIter before, OpKind kind, int groups, int group, const src_loc& loc) {
   ir::Builder ib(&b, before);
-  return ib.create(kind, {}, {}, ir::Attrs{{groups, group}, 0.0, {}}, loc);
+  ib.create(kind, {}, {}, ir::Attrs{{groups, group}, 0.0, {}}, loc);
 }
 
 bool run_block(ir::Block& b, int groups) {

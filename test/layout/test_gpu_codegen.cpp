@@ -1234,6 +1234,18 @@ TEST_CASE("take_turns (TILE_PINGPONG=1): the consumer warpgroups issue the atten
     err = e.what();
   }
   CHECK(err.find("turns are taken by a warp-specialized kernel's consumers") != std::string::npos);
+  // turns among as many warpgroups as the consumers have (8 warps: 2)
+  std::string three = w.gtir;
+  const std::size_t in_loop = three.find("turn_wait {groups = 2}");
+  REQUIRE(in_loop != std::string::npos);
+  three.replace(in_loop, std::string("turn_wait {groups = 2}").size(), "turn_wait {groups = 3}");
+  err.clear();
+  try {
+    tile::ir::verify(*tile::ir::parse(three, "three.gtir"), "parse");
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  CHECK(err.find("turns are taken by the consumers' warpgroups: num_warps / 4 of them") != std::string::npos);
   // the causal forward's two loops: turns in both, the first and the last once for the region
   INFO(c.gtir);
   CHECK(count(c.gtir, "turn_wait {groups = 2}") == 2);

@@ -359,6 +359,10 @@ std::vector<llvm::Value*> NvptxMma::wgmma(codegen::Lowering& L, tile::dtype in, 
   // as they were; the warpgroup's threads agree on it)
   std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $" + std::to_string(next) + ", 0;\n";
   if (guard) text += "\t.reg .pred g;\n\tsetp.ne.b32 g, $" + std::to_string(next + 1) + ", 0;\n";
+  // (a guarded chain fences its own registers: whatever LLVM moved into the accumulators or A's
+  // registers since the dot's wgmma.fence, before the steps that read them; without it ptxas
+  // adds one before each step, C7519, or, where it finds none to add, issues them unfenced)
+  if (guard) text += "\twgmma.fence.sync.aligned;\n";
   text += body;
   if (commit_wait >= 0)
     text += "\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned " + std::to_string(commit_wait) + ";\n";

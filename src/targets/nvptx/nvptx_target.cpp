@@ -160,7 +160,9 @@ void NvptxTarget::named_barrier(codegen::Lowering& L, llvm::Value* id, int threa
   auto& b = *L.b;
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
   const std::string text = std::string(arrive ? "bar.arrive" : "bar.sync") + " $0, " + std::to_string(threads) + ";";
-  b.CreateCall(fty, llvm::InlineAsm::get(fty, text, "r,~{memory}", true), {id});
+  // (convergent: every thread of a warp executes this one instruction, never a copy of it LLVM
+  // made on another path)
+  b.CreateCall(fty, llvm::InlineAsm::get(fty, text, "r,~{memory}", true), {id})->setConvergent();
 }
 
 void NvptxTarget::set_registers(codegen::Lowering& L, int regs, bool increase) const {
