@@ -1077,6 +1077,18 @@ fwd_dump fwd_desc_sm90a(const char* name, int D, int BM, int BN, int warps, bool
 }
 }  // namespace
 
+namespace {
+/// What the verifier says of the GPU-level IR `gtir` parsed back (empty: nothing wrong).
+std::string verify_error(const std::string& gtir) {
+  try {
+    tile::ir::verify(*tile::ir::parse(gtir, "edited.gtir"), "parse");
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
+}
+}  // namespace
+
 TEST_CASE("warp specialization (warp_specialize = true): a producer warpgroup issues the attention's tensor copies, the consumers wait and release") {
   // FlashAttention-3's split of the descriptor forward at Triton's D = 128 config (128 / 128, 8
   // warps): 12 warps launched, the producer's first thread the only one to issue copies (two
@@ -1157,16 +1169,10 @@ TEST_CASE("defer_dots: attention's P V issued in the next iteration, after its Q
   const std::regex guarded(R"(dot (%\d+), (%\d+), (%\d+), (%\d+) \{)");
   std::smatch m;
   REQUIRE(std::regex_search(w.gtir, m, guarded));
-  tile::ir::verify(*tile::ir::parse(w.gtir, "defer.gtir"), "parse");
+  CHECK(verify_error(w.gtir).empty());
   std::string bad = w.gtir;
   bad.replace(static_cast<std::size_t>(m.position(4)), static_cast<std::size_t>(m.length(4)), m.str(3));
-  std::string err;
-  try {
-    tile::ir::verify(*tile::ir::parse(bad, "bad.gtir"), "parse");
-  } catch (const std::exception& e) {
-    err = e.what();
-  }
-  CHECK(err.find("a dot's guard must be an i1 scalar") != std::string::npos);
+  CHECK(verify_error(bad).find("a dot's guard must be an i1 scalar") != std::string::npos);
   // by default (TILE_DEFER_DOTS=0): P V issued where the source has it, waited for in the next
   // iteration
   const fwd_dump off = fwd_desc_sm90a("attn_fwd_nodefer_test", 128, 128, 128, 8, false, 1);
@@ -1222,30 +1228,18 @@ TEST_CASE("take_turns (TILE_PINGPONG=1): the consumer warpgroups issue the atten
   CHECK(std::distance(std::sregex_iterator(w.ptx.begin(), w.ptx.end(), turn_bar), std::sregex_iterator()) == 4);
   CHECK(count(w.ptx, "ld.local") + count(w.ptx, "st.local") == 0);
   // the IR parses back; turns outside the consumers' region are an error naming the rule
-  tile::ir::verify(*tile::ir::parse(w.gtir, "pingpong.gtir"), "parse");
+  CHECK(verify_error(w.gtir).empty());
   std::string bad = w.gtir;
   const std::size_t ws = bad.find("  warp_specialize {");
   REQUIRE(ws != std::string::npos);
   bad.insert(ws, "  turn_wait {groups = 2}\n");
-  std::string err;
-  try {
-    tile::ir::verify(*tile::ir::parse(bad, "bad.gtir"), "parse");
-  } catch (const std::exception& e) {
-    err = e.what();
-  }
-  CHECK(err.find("turns are taken by a warp-specialized kernel's consumers") != std::string::npos);
+  CHECK(verify_error(bad).find("turns are taken by a warp-specialized kernel's consumers") != std::string::npos);
   // turns among as many warpgroups as the consumers have (8 warps: 2)
   std::string three = w.gtir;
   const std::size_t in_loop = three.find("turn_wait {groups = 2}");
   REQUIRE(in_loop != std::string::npos);
   three.replace(in_loop, std::string("turn_wait {groups = 2}").size(), "turn_wait {groups = 3}");
-  err.clear();
-  try {
-    tile::ir::verify(*tile::ir::parse(three, "three.gtir"), "parse");
-  } catch (const std::exception& e) {
-    err = e.what();
-  }
-  CHECK(err.find("turns are taken by the consumers' warpgroups: num_warps / 4 of them") != std::string::npos);
+  CHECK(verify_error(three).find("turns are taken by the consumers' warpgroups: num_warps / 4 of them") != std::string::npos);
   // the causal forward's two loops: turns in both, the first and the last once for the region
   INFO(c.gtir);
   CHECK(count(c.gtir, "turn_wait {groups = 2}") == 2);
