@@ -25,10 +25,10 @@
 // first turn and the last are the region's, not each loop's: the turns go on from one loop to the
 // next. (Balanced around each loop instead, with the consumers' barrier between the loops, the
 // causal D = 64 attention forward at 128 / 128 / 8 computed wrong values on an H200, for a reason
-// not found: bench/results/h200.md.) Every warpgroup runs the same iterations, so every wait is met. A turn holds no other
-// barrier: the copies it might wait for come from the producer, whose ring has two buffers or
-// more (a warpgroup waiting for its turn has released every buffer the others wait to be
-// refilled).
+// not found: bench/results/h200.md.) Every warpgroup runs the same iterations, so every wait is
+// met. A turn holds no other barrier: the copies it might wait for come from the producer, whose
+// ring has two buffers or more (a warpgroup waiting for its turn has released every buffer the
+// others wait to be refilled).
 #include <list>
 #include <memory>
 #include <optional>
