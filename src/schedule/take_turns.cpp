@@ -36,6 +36,7 @@
 
 #include "layout/mma_engine.hpp"
 #include "schedule/take_turns.hpp"
+#include "schedule/warp_specialize.hpp"
 
 namespace tile::schedule {
 
@@ -105,16 +106,14 @@ class TakeTurns final : public transforms::Pass {
   bool run(ir::Function& f) override {
     const int groups = f.num_warps / 4;
     if (f.num_warps % 4 != 0 || groups < 2 || groups > 4) return false;
-    for (auto& o : f.body.ops) {
-      if (o->kind != OpKind::warp_specialize) continue;
-      ir::Block& consumers = *o->region(1);
-      if (!run_block(consumers, groups)) return false;
-      // the first turn, and the one the last turn of the last loop passes: once for the region
-      turn(consumers, consumers.ops.begin(), OpKind::turn_pass, groups, groups - 1, o->loc);
-      turn(consumers, std::prev(consumers.ops.end()), OpKind::turn_wait, groups, 0, o->loc);
-      return true;
-    }
-    return false;
+    const ir::Op* ws = warp_specialize_op(f);
+    if (!ws) return false;
+    ir::Block& consumers = *const_cast<ir::Op*>(ws)->region(1);
+    if (!run_block(consumers, groups)) return false;
+    // the first turn, and the one the last turn of the last loop passes: once for the region
+    turn(consumers, consumers.ops.begin(), OpKind::turn_pass, groups, groups - 1, ws->loc);
+    turn(consumers, std::prev(consumers.ops.end()), OpKind::turn_wait, groups, 0, ws->loc);
+    return true;
   }
 };
 
